@@ -1,0 +1,243 @@
+"""Case files: TOML -> validated dataclasses.
+
+A case file names its module and holds that module's tables::
+
+    module = "cdem"          # which physics module runs the case
+    name = "cube_rotation"   # optional, defaults to the file stem
+
+    [mesh]
+    path = "../meshes/cube.msh"
+
+Each module declares its schema as (nested) dataclasses whose fields are built with
+:func:`param`, which records the unit and a one-line description. :func:`load_case`
+reads the file, applies ``--set a.b=value`` overrides (the value is parsed as TOML; a value
+that is not valid TOML is taken as a plain string), and converts the tables into the schema.
+Any unknown key, wrong type, missing required field or out-of-range value raises
+:class:`solver.errors.InputError` naming the file and the dotted field.
+
+Relative paths (fields declared with ``path=True``) are resolved against the case file's
+folder first and the working directory second.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from dataclasses import MISSING, dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from solver.errors import InputError
+
+
+def param(default: Any = MISSING, *, unit: str, doc: str, ge: float | None = None,
+          gt: float | None = None, le: float | None = None, lt: float | None = None,
+          path: bool = False, default_factory: Any = MISSING) -> Any:
+    """A case field with its unit (``"m"``, ``"Pa"``, ``"-"`` for dimensionless) and bounds."""
+    meta = {"unit": unit, "doc": doc, "ge": ge, "gt": gt, "le": le, "lt": lt, "path": path}
+    if default_factory is not MISSING:
+        return dataclasses.field(default_factory=default_factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+@dataclass
+class Case:
+    """A loaded case: which module runs it, its name, the file it came from, its schema."""
+
+    module: str
+    name: str
+    path: Path
+    config: Any
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``a.b.c=value`` into ``(["a", "b", "c"], parsed value)``."""
+    if "=" not in text:
+        raise InputError("--set", f"'{text}' is not of the form key.sub=value")
+    key, raw = text.split("=", 1)
+    keys = [k.strip() for k in key.split(".")]
+    if not all(keys):
+        raise InputError("--set", f"'{key}' is not a dotted key")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return keys, value
+
+
+def apply_overrides(data: dict, overrides: list[str]) -> None:
+    """Write each ``key.sub=value`` override into the raw TOML tables ``data``."""
+    for text in overrides:
+        keys, value = parse_override(text)
+        table = data
+        for k in keys[:-1]:
+            table = table.setdefault(k, {})
+            if not isinstance(table, dict):
+                raise InputError("--set", f"'{'.'.join(keys)}': '{k}' is not a table")
+        table[keys[-1]] = value
+
+
+def load_case(path: str | Path, overrides: list[str] = (), registry: dict | None = None) -> Case:
+    """Read and validate a case file; ``registry`` maps module names to schema classes."""
+    from solver.modules import schema_for
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(str(path), "case file not found")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(str(path), f"not valid TOML ({exc})") from None
+    apply_overrides(data, list(overrides))
+    module = data.pop("module", None)
+    if module is None:
+        raise InputError(f"{path}: module", "missing required field (which module runs it)")
+    name = data.pop("name", path.stem)
+    if not isinstance(name, str):
+        raise InputError(f"{path}: name", "expected a string")
+    schema = (registry or {}).get(module) or schema_for(module, f"{path}: module")
+    config = from_dict(schema, data, str(path), "", path.parent)
+    return Case(module=module, name=name, path=path, config=config)
+
+
+def from_dict(cls: type, data: Any, file: str, prefix: str, base: Path) -> Any:
+    """Build dataclass ``cls`` from TOML table ``data`` with full validation."""
+    where = f"{file}: {prefix or '(top level)'}"
+    if not isinstance(data, dict):
+        raise InputError(where, f"expected a table, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    for key in data:
+        if key not in known:
+            allowed = ", ".join(sorted(known))
+            raise InputError(f"{file}: {prefix}{'.' if prefix else ''}{key}",
+                             f"unknown key (allowed here: {allowed})")
+    values = {}
+    for name, f in known.items():
+        dotted = f"{prefix}{'.' if prefix else ''}{name}"
+        if name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise InputError(f"{file}: {dotted}", "missing required field")
+            continue
+        value = _convert(hints[name], data[name], file, dotted, base)
+        _check_bounds(f, value, f"{file}: {dotted}")
+        if f.metadata.get("path"):
+            value = resolve_path(value, base)
+        values[name] = value
+    obj = cls(**values)
+    check = getattr(obj, "validate", None)
+    if check is not None:
+        check(f"{file}: {prefix}" if prefix else file)
+    return obj
+
+
+def resolve_path(value: str, base: Path) -> str:
+    """Resolve a relative path against the case folder, then the working directory."""
+    p = Path(value)
+    if p.is_absolute():
+        return str(p)
+    candidate = base / p
+    if candidate.exists() or not p.exists():
+        return str(candidate)
+    return str(p)
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def _convert(tp: Any, value: Any, file: str, dotted: str, base: Path) -> Any:
+    where = f"{file}: {dotted}"
+    origin = get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        return from_dict(tp, value, file, dotted, base)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in get_args(tp) if a is not type(None)]
+        errors = []
+        for option in options:
+            try:
+                return _convert(option, value, file, dotted, base)
+            except InputError as exc:
+                errors.append(exc.message)
+        raise InputError(where, " or ".join(errors))
+    if origin is Literal:
+        choices = get_args(tp)
+        if value not in choices:
+            raise InputError(where, f"expected one of {', '.join(map(repr, choices))}, "
+                                    f"got {value!r}")
+        return value
+    if origin is list:
+        (item,) = get_args(tp) or (Any,)
+        if not isinstance(value, list):
+            raise InputError(where, f"expected a list, got {type(value).__name__}")
+        return [_convert(item, v, file, f"{dotted}[{i}]", base) for i, v in enumerate(value)]
+    if origin is tuple:
+        items = get_args(tp)
+        if not isinstance(value, list):
+            raise InputError(where, f"expected a list of {len(items)} values")
+        if len(items) == 2 and items[1] is Ellipsis:
+            return tuple(_convert(items[0], v, file, f"{dotted}[{i}]", base)
+                         for i, v in enumerate(value))
+        if len(value) != len(items):
+            raise InputError(where, f"expected a list of {len(items)} values, got {len(value)}")
+        return tuple(_convert(t, v, file, f"{dotted}[{i}]", base)
+                     for i, (t, v) in enumerate(zip(items, value)))
+    if origin is dict:
+        key_t, val_t = get_args(tp)
+        if not isinstance(value, dict):
+            raise InputError(where, f"expected a table, got {type(value).__name__}")
+        return {k: _convert(val_t, v, file, f"{dotted}.{k}", base) for k, v in value.items()}
+    if tp is Any:
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(where, f"expected a number, got {type(value).__name__} {value!r}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(where, f"expected an integer, got {type(value).__name__} {value!r}")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise InputError(where, f"expected true or false, got {value!r}")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise InputError(where, f"expected a string, got {type(value).__name__} {value!r}")
+        return value
+    raise TypeError(f"case schema type {_type_name(tp)} at {dotted} is not supported")
+
+
+def _check_bounds(f: dataclasses.Field, value: Any, where: str) -> None:
+    meta = f.metadata
+    values = value if isinstance(value, (list, tuple)) else [value]
+    for v in values:
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            continue
+        if meta.get("ge") is not None and not v >= meta["ge"]:
+            raise InputError(where, f"must be >= {meta['ge']}, got {v}")
+        if meta.get("gt") is not None and not v > meta["gt"]:
+            raise InputError(where, f"must be > {meta['gt']}, got {v}")
+        if meta.get("le") is not None and not v <= meta["le"]:
+            raise InputError(where, f"must be <= {meta['le']}, got {v}")
+        if meta.get("lt") is not None and not v < meta["lt"]:
+            raise InputError(where, f"must be < {meta['lt']}, got {v}")
+
+
+def describe(cls: type, prefix: str = "") -> list[str]:
+    """One line per field: dotted name, type, unit, default and description (for docs)."""
+    lines = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        dotted = f"{prefix}{f.name}"
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            lines.extend(describe(tp, dotted + "."))
+            continue
+        default = ("required" if f.default is MISSING and f.default_factory is MISSING
+                   else repr(f.default if f.default is not MISSING else f.default_factory()))
+        lines.append(f"{dotted} [{f.metadata.get('unit', '?')}] = {default}: "
+                     f"{f.metadata.get('doc', '')}")
+    return lines

@@ -1,0 +1,35 @@
+"""What the CLI hands to a module's ``run`` and what it gets back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from solver.io.progress import Progress
+
+
+@dataclass
+class RunContext:
+    """Communicator, output folder and reporting for one run.
+
+    ``comm`` is an mpi4py communicator owned by the run (a duplicate of the caller's);
+    every rank gets the same ``out_dir``. ``progress(total, label)`` makes a rank-0 progress
+    reporter that honours ``--quiet``.
+    """
+
+    comm: Any
+    out_dir: Path
+    quiet: bool = False
+
+    def progress(self, total: float, label: str = "step") -> Progress:
+        return Progress(self.comm, total, label=label, quiet=self.quiet)
+
+
+@dataclass
+class RunOutput:
+    """``steps``: time steps (or integrations) done; ``results``: the case's named results
+    (JSON-serialisable scalars, lists or small dicts) that go into ``summary.json``."""
+
+    steps: int
+    results: dict[str, Any] = field(default_factory=dict)

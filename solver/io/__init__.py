@@ -1,0 +1,1 @@
+"""Output layer: VTK time series, summary.json, progress, CSV/PNG helpers."""

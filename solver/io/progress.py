@@ -1,0 +1,40 @@
+"""Progress lines for long runs, printed by rank 0 only, at most every few seconds."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    """``update(done, **metrics)`` prints ``label done/total  metric=...  ETA ...`` to stderr.
+
+    ``total`` is in the same unit as ``done`` (steps or simulated seconds). Nothing is printed
+    on ranks other than 0 or when ``quiet`` is set.
+    """
+
+    def __init__(self, comm, total: float, label: str = "step", quiet: bool = False,
+                 every_s: float = 2.0, stream=None):
+        self.total = float(total)
+        self.label = label
+        self.active = (not quiet) and comm.rank == 0
+        self.every_s = every_s
+        self.stream = stream or sys.stderr
+        self.start = time.perf_counter()
+        self.last = -float("inf")
+
+    def update(self, done: float, force: bool = False, **metrics) -> None:
+        if not self.active:
+            return
+        now = time.perf_counter()
+        if not force and now - self.last < self.every_s:
+            return
+        self.last = now
+        elapsed = now - self.start
+        fraction = done / self.total if self.total > 0 else 1.0
+        eta = elapsed * (1.0 - fraction) / fraction if fraction > 0 else float("nan")
+        parts = [f"{self.label} {done:.6g}/{self.total:.6g}"]
+        parts += [f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                  for k, v in metrics.items()]
+        parts.append(f"elapsed {elapsed:.1f} s  ETA {eta:.1f} s")
+        print("  ".join(parts), file=self.stream, flush=True)

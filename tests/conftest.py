@@ -1,0 +1,50 @@
+"""Shared test helpers: run the real CLI (serially or under mpiexec) and read its outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "cases"
+BIN = Path(sys.executable).parent
+
+
+def mpiexec() -> str:
+    """The mpiexec that belongs to this environment's MPI (the mpich wheel's, in the venv)."""
+    local = BIN / "mpiexec"
+    return str(local) if local.exists() else shutil.which("mpiexec")
+
+
+def solver_cmd(ranks: int = 1) -> list[str]:
+    cmd = [sys.executable, "-m", "solver.cli"]
+    return cmd if ranks == 1 else [mpiexec(), "-n", str(ranks), *cmd]
+
+
+def run_cli(args: list[str], ranks: int = 1, timeout: float = 900,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    return subprocess.run([*solver_cmd(ranks), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=cwd or ROOT)
+
+
+def run_case(case: str | Path, out: Path, *overrides: str, ranks: int = 1,
+             timeout: float = 900) -> dict:
+    """Run a case through the CLI and return its summary.json; fail with its stderr."""
+    args = ["run", str(case), "--out", str(out), "--quiet"]
+    for o in overrides:
+        args += ["--set", o]
+    proc = run_cli(args, ranks=ranks, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.fixture
+def cli():
+    return run_cli
