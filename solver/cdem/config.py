@@ -1,0 +1,180 @@
+"""Case schema of the CDEM module (``module = "cdem"``). Units are SI; angles in degrees."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from solver.case import param
+from solver.errors import InputError
+
+INF = math.inf
+Vec3 = tuple[float, float, float]
+
+
+@dataclass
+class BoxMesh:
+    """A structured box of hexahedra generated at load time."""
+
+    n: tuple[int, int, int] = param(unit="-", doc="elements along x, y, z")
+    size: Vec3 = param(unit="m", doc="box edge lengths along x, y, z", gt=0.0)
+    origin: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="corner with the smallest coordinates")
+    group: str = param("block", unit="-", doc="material group name of all its elements")
+
+    def validate(self, where: str) -> None:
+        if min(self.n) < 1:
+            raise InputError(f"{where}.n", f"needs at least one element per direction, got {self.n}")
+
+
+@dataclass
+class MeshConfig:
+    """Where the hexahedra come from: a mesh file, or one or more generated boxes."""
+
+    path: str = param("", unit="-", doc="mesh file read with meshio (.msh, .vtu, .inp)",
+                      path=True)
+    boxes: list[BoxMesh] = param(unit="-", doc="generated boxes (instead of path)",
+                                 default_factory=list)
+    rotate_deg: float = param(0.0, unit="deg", doc="rigid rotation applied to the mesh at load")
+    rotate_axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="axis of that rotation")
+    rotate_origin: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="point on the rotation axis")
+
+    def validate(self, where: str) -> None:
+        if bool(self.path) == bool(self.boxes):
+            raise InputError(f"{where}", "give exactly one of mesh.path or mesh.boxes")
+
+
+@dataclass
+class Material:
+    """Elastic block material of one group, and the strength of the interfaces inside it."""
+
+    density: float = param(unit="kg/m3", doc="mass density", gt=0.0)
+    youngs_modulus: float = param(unit="Pa", doc="Young's modulus E", gt=0.0)
+    group: str = param("all", unit="-", doc="group name or id this applies to ('all': every group)")
+    poisson_ratio: float = param(0.25, unit="-", doc="Poisson's ratio nu", ge=0.0, lt=0.5)
+    model: Literal["elastic"] = param("elastic", unit="-", doc="constitutive law of the blocks")
+    tensile_strength: float = param(INF, unit="Pa", doc="interface tensile strength T", ge=0.0)
+    cohesion: float = param(INF, unit="Pa", doc="interface cohesion c", ge=0.0)
+    friction_deg: float = param(30.0, unit="deg", doc="interface friction angle phi",
+                                ge=0.0, lt=90.0)
+
+
+@dataclass
+class InterfacePair:
+    """Strength of the interfaces between two groups (e.g. a weak bedding plane)."""
+
+    groups: tuple[str, str] = param(unit="-", doc="the two group names or ids")
+    tensile_strength: float = param(0.0, unit="Pa", doc="tensile strength T", ge=0.0)
+    cohesion: float = param(0.0, unit="Pa", doc="cohesion c", ge=0.0)
+    friction_deg: float = param(30.0, unit="deg", doc="friction angle phi", ge=0.0, lt=90.0)
+
+
+@dataclass
+class InterfaceConfig:
+    """Interface spring stiffness: k_n = beta (K + 4G/3)/h, k_s = beta G/h unless given."""
+
+    stiffness_factor: float = param(10.0, unit="-", doc="beta in k = beta * modulus / h", gt=0.0)
+    normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per unit area (0: from beta)",
+                                    ge=0.0)
+    shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_s per unit area (0: from beta)",
+                                   ge=0.0)
+    pairs: list[InterfacePair] = param(unit="-", doc="interfaces between groups",
+                                       default_factory=list)
+
+
+@dataclass
+class Boundary:
+    """Fixed or prescribed-velocity degrees of freedom of the nodes inside a box."""
+
+    box: tuple[float, float, float, float, float, float] = param(
+        (-INF, INF, -INF, INF, -INF, INF), unit="m",
+        doc="xmin, xmax, ymin, ymax, zmin, zmax of the selected nodes (initial coordinates)")
+    group: str = param("", unit="-", doc="only nodes of elements of this group ('' any)")
+    fix: list[Literal["x", "y", "z"]] = param(unit="-", doc="components held",
+                                              default_factory=lambda: ["x", "y", "z"])
+    velocity: Vec3 = param((0.0, 0.0, 0.0), unit="m/s", doc="velocity of the held components")
+
+
+@dataclass
+class Stage:
+    """One stage of the time march: dynamic relaxation or a dynamic run."""
+
+    name: str = param("stage", unit="-", doc="label in progress lines and results")
+    kind: Literal["relax", "dynamic"] = param("dynamic", unit="-",
+                                              doc="relax: stop at unbalance_tol")
+    damping: Literal["local", "viscous", "none"] = param("none", unit="-", doc="damping mode")
+    local_damping: float = param(0.8, unit="-", doc="Cundall local damping coefficient alpha",
+                                 ge=0.0, lt=1.0)
+    viscous_damping: float = param(0.0, unit="1/s", doc="mass-proportional damping c in c*m*v",
+                                   ge=0.0)
+    duration: float = param(INF, unit="s", doc="simulated time of the stage", gt=0.0)
+    max_steps: int = param(1_000_000, unit="-", doc="step limit of the stage", ge=1)
+    unbalance_tol: float = param(1e-5, unit="-", doc="relax: converged below this ratio", gt=0.0)
+    breakable: bool = param(True, unit="-", doc="apply the spring failure criteria")
+    tilt_rate: float = param(0.0, unit="deg/s", doc="gravity turns at this rate (a tilting base)")
+    tilt_axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="axis gravity turns about")
+    gravity_ramp: float = param(0.0, unit="1/s", doc="g grows as g0 (1 + ramp t)", ge=0.0)
+    stop_on_failure: bool = param(False, unit="-", doc="end the stage at the first broken spring")
+    reset_displacement: bool = param(False, unit="-",
+                                     doc="after the stage, displacements and velocities to 0")
+
+    def validate(self, where: str) -> None:
+        if math.isinf(self.duration) and self.kind == "dynamic" and self.max_steps >= 1_000_000:
+            raise InputError(f"{where}.duration", "a dynamic stage needs a duration or max_steps")
+
+
+@dataclass
+class TimeConfig:
+    """Time step: automatic (safety * stability limit) or given."""
+
+    safety: float = param(0.5, unit="-", doc="fraction of the stable step", gt=0.0, le=1.0)
+    dt: float = param(0.0, unit="s", doc="fixed step (0: automatic); must be below the limit",
+                      ge=0.0)
+
+
+@dataclass
+class OutputConfig:
+    """VTK frames and progress."""
+
+    vtk: bool = param(True, unit="-", doc="write the .pvd/.pvtu/.vtu series")
+    every: float = param(0.0, unit="s", doc="simulated time between frames (0: stage ends only)",
+                         ge=0.0)
+
+
+@dataclass
+class Analysis:
+    """What the run measures for its results (see solver.cdem.analyses)."""
+
+    type: Literal["none", "pendulum", "failure", "column"] = param(
+        "none", unit="-", doc="which result set to compute")
+    mode: Literal["tensile", "shear", "toppling"] = param(
+        "tensile", unit="-", doc="failure: which closed form is the theory")
+    pivot: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="pendulum: point on the pinned axis")
+    axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="pendulum: the pinned axis")
+    block_group: str = param("block", unit="-", doc="failure/column: the group of the block")
+    sample_every: int = param(10, unit="-", doc="steps between samples", ge=1)
+
+
+@dataclass
+class Config:
+    """A CDEM case: mesh, materials, interfaces, boundaries, gravity, stages, output."""
+
+    mesh: MeshConfig = param(unit="-", doc="the hexahedral mesh")
+    materials: list[Material] = param(unit="-", doc="materials by group")
+    stages: list[Stage] = param(unit="-", doc="the stages, run in order")
+    interface: InterfaceConfig = param(unit="-", doc="interface springs",
+                                       default_factory=InterfaceConfig)
+    boundaries: list[Boundary] = param(unit="-", doc="held degrees of freedom",
+                                       default_factory=list)
+    gravity: Vec3 = param((0.0, 0.0, -9.81), unit="m/s2", doc="gravitational acceleration")
+    time: TimeConfig = param(unit="-", doc="time step", default_factory=TimeConfig)
+    output: OutputConfig = param(unit="-", doc="output", default_factory=OutputConfig)
+    analysis: Analysis = param(unit="-", doc="results to compute", default_factory=Analysis)
+    partitioner: Literal["metis", "rcb"] = param("metis", unit="-",
+                                                 doc="element partitioner across MPI ranks")
+
+    def validate(self, where: str) -> None:
+        if not self.materials:
+            raise InputError(f"{where}: materials", "at least one material is needed")
+        if not self.stages:
+            raise InputError(f"{where}: stages", "at least one stage is needed")

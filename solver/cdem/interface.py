@@ -1,0 +1,214 @@
+"""Interface springs gluing neighbouring CDEM blocks, and their failure.
+
+Topology (seed 002 section 2, Fig. 3): every shared quadrilateral face of two elements A and B
+becomes 4 spring pairs, one at each pair of coincident nodes (i in A, j in B). A spring pair is
+a normal spring and a tangential (shear) spring acting along the current unit normal n of A's
+face, n = (x_c - x_a) x (x_d - x_b) / |...| for face nodes a, b, c, d (outward from A).
+
+Characteristic area and stiffness (seed 002 Eqs. 4-5 and section 5):
+* a spring's area is A_s = A_face / 4. Seed 002 places two coincident semi-springs at each
+  node of a continuous grid (one of A pointing into B's face, one of B into A's), each with
+  half the force and half the area (A_face / 8); their sum is the single spring used here, so
+  the per-spring criteria below are the paper's, with its halving rule already applied;
+* normal and shear stiffness per unit area (3DEC-like, Itasca "block contact
+  compute-stiffness"): k_n = beta * max_side (K + 4G/3) / h, k_s = beta * max_side G / h,
+  h = V_element / A_face the element size normal to the face, beta the case's
+  ``stiffness_factor`` (default 10); or k_n, k_s given directly in the case. Spring
+  constants K_n = k_n A_s, K_s = k_s A_s.
+
+Incremental force law (seed 002 Eq. 13), with du_rel = du_j - du_i the step's relative
+displacement of B's node with respect to A's (opening positive, tension positive):
+* normal: u_n += du_rel . n, F_n = K_n u_n (total form of dF_n = K_n d u_n; a broken spring
+  carries compression only, F_n = K_n min(u_n, 0), so a gap closes where it opened);
+* shear: F_s is first rotated into the current tangent plane (F_s - (F_s.n)n, rescaled to keep
+  its magnitude, as 3DEC does), then F_s += K_s (du_rel - (du_rel.n) n).
+Forces on the nodes: f_i += F_n n + F_s, f_j -= F_n n + F_s.
+
+Failure per spring (seed 002 Eq. 14, maximum tensile stress and Mohr-Coulomb):
+* tensile: F_n > T A_s -> broken (state 1), forces released;
+* shear: |F_s| > c A_s + max(-F_n, 0) tan(phi) -> broken (state 2).
+A broken spring never re-bonds: T = c = 0 for ever, and it keeps only the residual friction
+|F_s| <= max(-F_n, 0) tan(phi) (Cundall-Strack slider), the 3DEC joint convention. The energy
+released at breakage and the friction work are added to the dissipation tally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from solver.cdem.hex8 import FACES
+
+INTACT, BROKEN_TENSION, BROKEN_SHEAR = 0, 1, 2
+
+
+@dataclass
+class InterfaceTopology:
+    """Shared faces of a hex mesh: element A/B, their local face numbers and node pairs.
+
+    elem: (n_faces, 2) element ids (A < B); face: (n_faces, 2) local face numbers 0..5;
+    local_nodes: (n_faces, 2, 4) local node numbers (0..7) of the 4 coincident node pairs,
+    in A's face order.
+    """
+
+    elem: np.ndarray
+    face: np.ndarray
+    local_nodes: np.ndarray
+
+    @property
+    def n_faces(self) -> int:
+        return len(self.elem)
+
+
+def shared_faces(cells: np.ndarray) -> InterfaceTopology:
+    """Find every face shared by two hexahedra (matching sorted node quadruples)."""
+    n_el = len(cells)
+    quads = cells[:, FACES]                      # (n_el, 6, 4) global node ids
+    keys = np.sort(quads.reshape(-1, 4), axis=1)
+    order = np.lexsort(keys.T[::-1])
+    sorted_keys = keys[order]
+    same = np.all(sorted_keys[1:] == sorted_keys[:-1], axis=1)
+    first = np.nonzero(same)[0]
+    if len(first) > 1 and np.any(first[1:] == first[:-1] + 1):
+        raise ValueError("a face is shared by more than two elements")
+    a_idx, b_idx = order[first], order[first + 1]
+    swap = a_idx // 6 > b_idx // 6
+    a_idx, b_idx = np.where(swap, b_idx, a_idx), np.where(swap, a_idx, b_idx)
+    ea, fa, eb, fb = a_idx // 6, a_idx % 6, b_idx // 6, b_idx % 6
+    nodes_a = FACES[fa]                           # (n, 4) local nodes of A's face
+    glob = cells[ea[:, None], nodes_a]            # global ids in A's order
+    match = cells[eb][:, None, :] == glob[:, :, None]   # (n, 4, 8)
+    nodes_b = np.argmax(match, axis=2)
+    elem = np.stack([ea, eb], axis=1).astype(np.int64)
+    face = np.stack([fa, fb], axis=1).astype(np.int64)
+    local = np.stack([nodes_a, nodes_b], axis=1).astype(np.int64)
+    if n_el and len(elem) and not np.all(match.any(axis=2)):
+        raise ValueError("shared face without coincident nodes")
+    return InterfaceTopology(elem=elem, face=face, local_nodes=local)
+
+
+def face_areas(x: np.ndarray) -> np.ndarray:
+    """Areas of quadrilaterals (n, 4, 3): half the norm of the diagonals' cross product."""
+    cross = np.cross(x[:, 2] - x[:, 0], x[:, 3] - x[:, 1])
+    return 0.5 * np.linalg.norm(cross, axis=1)
+
+
+@njit(cache=True)
+def interface_step(x, du, f, node_i, node_j, k_n, k_s, area, tensile, cohesion, tan_phi,
+                   u_n, f_s, state, breakable, tally):
+    """Advance all interface springs one step and add their forces to ``f``.
+
+    x, du, f: (n_nodes, 3) coordinates, step increments and the force accumulator;
+    node_i, node_j: (n_faces, 4) node indices on the A and B side (A's face order, so
+    node_i[:, 0..3] are the face corners a, b, c, d); k_n, k_s, area, tensile, cohesion,
+    tan_phi: (n_faces,) per-spring stiffness [N/m], area [m2] and strength of each face's
+    springs; u_n (n_faces, 4), f_s (n_faces, 4, 3), state (n_faces, 4): spring state, updated;
+    breakable: whether the failure criteria apply this stage; tally: (2,) energy released by
+    breakage and dissipated by friction [J], incremented. Returns the springs broken now.
+    """
+    n_broken = 0
+    for q in range(node_i.shape[0]):
+        a, b, c, d = node_i[q, 0], node_i[q, 1], node_i[q, 2], node_i[q, 3]
+        e0 = x[c, 0] - x[a, 0]
+        e1 = x[c, 1] - x[a, 1]
+        e2 = x[c, 2] - x[a, 2]
+        g0 = x[d, 0] - x[b, 0]
+        g1 = x[d, 1] - x[b, 1]
+        g2 = x[d, 2] - x[b, 2]
+        n0 = e1 * g2 - e2 * g1
+        n1 = e2 * g0 - e0 * g2
+        n2 = e0 * g1 - e1 * g0
+        inv = 1.0 / np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        n0 *= inv
+        n1 *= inv
+        n2 *= inv
+        kn = k_n[q]
+        ks = k_s[q]
+        for k in range(4):
+            i = node_i[q, k]
+            j = node_j[q, k]
+            r0 = du[j, 0] - du[i, 0]
+            r1 = du[j, 1] - du[i, 1]
+            r2 = du[j, 2] - du[i, 2]
+            dn = r0 * n0 + r1 * n1 + r2 * n2
+            un = u_n[q, k] + dn
+            u_n[q, k] = un
+            s0 = f_s[q, k, 0]
+            s1 = f_s[q, k, 1]
+            s2 = f_s[q, k, 2]
+            old = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+            sn = s0 * n0 + s1 * n1 + s2 * n2
+            s0 -= sn * n0
+            s1 -= sn * n1
+            s2 -= sn * n2
+            new = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+            if new > 0.0:
+                scale = old / new
+                s0 *= scale
+                s1 *= scale
+                s2 *= scale
+            s0 += ks * (r0 - dn * n0)
+            s1 += ks * (r1 - dn * n1)
+            s2 += ks * (r2 - dn * n2)
+            st = state[q, k]
+            fn = kn * un
+            if st != INTACT and fn > 0.0:
+                fn = 0.0
+            mag = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+            if st == INTACT and breakable:
+                if fn > tensile[q] * area[q]:
+                    tally[0] += 0.5 * fn * fn / kn + 0.5 * mag * mag / ks
+                    state[q, k] = BROKEN_TENSION
+                    st = BROKEN_TENSION
+                    n_broken += 1
+                    fn = 0.0
+                    s0 = s1 = s2 = 0.0
+                    mag = 0.0
+                elif mag > cohesion[q] * area[q] + max(-fn, 0.0) * tan_phi[q]:
+                    state[q, k] = BROKEN_SHEAR
+                    st = BROKEN_SHEAR
+                    n_broken += 1
+                    cap = max(-fn, 0.0) * tan_phi[q]
+                    tally[0] += 0.5 * (mag * mag - cap * cap) / ks
+                    scale = cap / mag
+                    s0 *= scale
+                    s1 *= scale
+                    s2 *= scale
+                    mag = cap
+            if st != INTACT:
+                cap = max(-fn, 0.0) * tan_phi[q]
+                if mag > cap:
+                    tally[1] += cap * (mag - cap) / ks
+                    scale = cap / mag
+                    s0 *= scale
+                    s1 *= scale
+                    s2 *= scale
+            f_s[q, k, 0] = s0
+            f_s[q, k, 1] = s1
+            f_s[q, k, 2] = s2
+            t0 = fn * n0 + s0
+            t1 = fn * n1 + s1
+            t2 = fn * n2 + s2
+            f[i, 0] += t0
+            f[i, 1] += t1
+            f[i, 2] += t2
+            f[j, 0] -= t0
+            f[j, 1] -= t1
+            f[j, 2] -= t2
+    return n_broken
+
+
+@njit(cache=True)
+def interface_energy(k_n, k_s, u_n, f_s, state):
+    """Elastic energy stored in the interface springs, 1/2 F_n^2/K_n + 1/2 |F_s|^2/K_s."""
+    total = 0.0
+    for q in range(u_n.shape[0]):
+        for k in range(4):
+            un = u_n[q, k]
+            if state[q, k] != INTACT and un > 0.0:
+                un = 0.0
+            s = f_s[q, k, 0] ** 2 + f_s[q, k, 1] ** 2 + f_s[q, k, 2] ** 2
+            total += 0.5 * k_n[q] * un * un + 0.5 * s / k_s[q]
+    return total
