@@ -21,10 +21,14 @@ class BoxMesh:
     size: Vec3 = param(unit="m", doc="box edge lengths along x, y, z", gt=0.0)
     origin: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="corner with the smallest coordinates")
     group: str = param("block", unit="-", doc="material group name of all its elements")
+    layer_groups: list[str] = param(unit="-", doc="group of each element layer along z, bottom "
+                                    "to top (overrides group)", default_factory=list)
 
     def validate(self, where: str) -> None:
         if min(self.n) < 1:
             raise InputError(f"{where}.n", f"needs at least one element per direction, got {self.n}")
+        if self.layer_groups and len(self.layer_groups) != self.n[2]:
+            raise InputError(f"{where}.layer_groups", f"needs {self.n[2]} names (one per layer)")
 
 
 @dataclass

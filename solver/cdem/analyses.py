@@ -1,0 +1,243 @@
+"""What a CDEM case measures: observers of the time loop and the theory they compare to.
+
+* ``pendulum``: a body pinned on an axis swinging under gravity, against the rigid-body ODE
+  I psi'' = axis . (r_c(psi) x M g) (solved with scipy solve_ivp), I and r_c from the mesh's
+  exact rigid-body mass distribution (2x2x2 Gauss integration of rho |r_perp|^2).
+* ``failure``: the load (tilt angle or gravity factor) at the first broken spring, against the
+  closed form for a rigid block glued on uniform springs (see :func:`failure_theory`).
+* ``column``: a gravity-loaded column relaxed to equilibrium; element stresses against
+  sigma_zz = -rho g (H - z).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from mpi4py import MPI
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+
+from solver.cdem.config import Config
+from solver.cdem.hex8 import DNDXI, gauss_points, shape_values
+from solver.cdem.interface import face_areas, shared_faces
+from solver.cdem.model import _group_ids, element_materials
+from solver.mesh.hexmesh import HexMesh
+
+
+def _global_sum(comm, values) -> np.ndarray:
+    local = np.ascontiguousarray(values, dtype=float)
+    total = np.empty_like(local)
+    comm.Allreduce(local, total, op=MPI.SUM)
+    return total
+
+
+def rigid_body_properties(mesh: HexMesh, density: np.ndarray, pivot, axis):
+    """Mass M, centre of mass and moment of inertia about the axis through ``pivot``, by
+    2x2x2 Gauss integration over the mesh (exact for box elements)."""
+    x = mesh.points[mesh.cells]
+    jac = np.einsum("eak,gal->egkl", x, DNDXI)
+    w = np.linalg.det(jac) * density[:, None]                      # (n_el, 8) rho dV
+    xg = np.einsum("ga,eak->egk", shape_values(gauss_points()), x)  # Gauss point positions
+    mass = w.sum()
+    com = np.einsum("eg,egk->k", w, xg) / mass
+    r = xg - pivot
+    r_perp = r - np.einsum("egk,k->eg", r, axis)[..., None] * axis
+    inertia = np.einsum("eg,eg->", w, np.einsum("egk,egk->eg", r_perp, r_perp))
+    return mass, com, inertia
+
+
+def _rotate(v: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
+    return (v * math.cos(angle) + np.cross(axis, v) * math.sin(angle)
+            + axis * (axis @ v) * (1.0 - math.cos(angle)))
+
+
+def pendulum_angle_ode(times: np.ndarray, mass: float, inertia: float, r_c0: np.ndarray,
+                       axis: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Rotation angle psi(t) of a rigid body about a fixed axis, from rest:
+    I psi'' = axis . (R(psi) r_c0 x M g)."""
+    def rhs(_, y):
+        torque = axis @ np.cross(_rotate(r_c0, axis, y[0]), mass * g)
+        return [y[1], torque / inertia]
+
+    sol = solve_ivp(rhs, (0.0, float(times[-1])), [0.0, 0.0], t_eval=times, rtol=1e-11,
+                    atol=1e-13, method="DOP853")
+    return sol.y[0]
+
+
+class PendulumObserver:
+    """Samples the rotation angle of the centre of mass about the pinned axis."""
+
+    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+        a = cfg.analysis
+        self.comm = comm
+        self.axis = np.asarray(a.axis, float) / np.linalg.norm(a.axis)
+        self.pivot = np.asarray(a.pivot, float)
+        mats = element_materials(mesh, cfg.materials, "analysis")
+        self.mass, self.com0, self.inertia = rigid_body_properties(mesh, mats.density,
+                                                                   self.pivot, self.axis)
+        self.g = np.asarray(cfg.gravity, float)
+        self.model = model
+        self.every = a.sample_every
+        self.times, self.angles, self.balance, self.kinetic = [0.0], [0.0], [0.0], [0.0]
+        self.r0 = self._perp(self.com0 - self.pivot)
+
+    def _perp(self, r):
+        return r - (r @ self.axis) * self.axis
+
+    def __call__(self, loop, info) -> None:
+        if info.step % self.every:
+            return
+        m = self.model
+        s = _global_sum(self.comm, np.concatenate([(m.mass[:, None] * m.x[: m.n_own]).sum(0),
+                                                   [m.mass.sum()]]))
+        r = self._perp(s[:3] / s[3] - self.pivot)
+        angle = math.atan2(self.axis @ np.cross(self.r0, r), self.r0 @ r)
+        prev = self.angles[-1]
+        angle += 2 * math.pi * round((prev - angle) / (2 * math.pi))
+        loop.update_stored_energy()
+        self.times.append(info.time)
+        self.angles.append(angle)
+        self.balance.append(loop.energies.error())
+        self.kinetic.append(loop.energies.kinetic)
+
+    def results(self) -> dict:
+        t = np.array(self.times)
+        psi = np.array(self.angles)
+        theory = pendulum_angle_ode(t, self.mass, self.inertia, self.com0 - self.pivot,
+                                    self.axis, self.g)
+        swept = float(np.ptp(theory))
+        scale = max(max(self.kinetic), 1e-300)
+        return {"angle_error_max": float(np.max(np.abs(psi - theory))),
+                "swept_angle": swept,
+                "angle_error_rel": float(np.max(np.abs(psi - theory)) / swept),
+                "final_angle_numeric": float(psi[-1]), "final_angle_theory": float(theory[-1]),
+                "energy_drift": float(np.max(np.abs(self.balance)) / scale),
+                "inertia_about_axis": self.inertia, "mass": self.mass}
+
+
+def _block_geometry(mesh: HexMesh, cfg: Config):
+    """Mass, size and base contact area of the failure-test block (its group) and the
+    interface faces between it and the rest of the mesh."""
+    a = cfg.analysis
+    mats = element_materials(mesh, cfg.materials, "analysis")
+    ids = _group_ids(mesh, a.block_group, "analysis.block_group")
+    in_block = np.isin(mesh.groups, ids)
+    pts = mesh.points[mesh.cells[in_block]].reshape(-1, 3)
+    mass, _, _ = rigid_body_properties(
+        HexMesh(mesh.points, mesh.cells[in_block], mesh.groups[in_block]),
+        mats.density[in_block], np.zeros(3), np.array([0.0, 0.0, 1.0]))
+    topo = shared_faces(mesh.cells)
+    cross = in_block[topo.elem[:, 0]] != in_block[topo.elem[:, 1]]
+    quads = mesh.points[mesh.cells[topo.elem[cross, 0][:, None], topo.local_nodes[cross, 0]]]
+    area = face_areas(quads).sum()
+    return mass, np.ptp(pts, axis=0), area
+
+
+def failure_theory(cfg: Config, mesh: HexMesh) -> float:
+    """Closed-form critical load of a rigid block glued by uniform springs to its base.
+
+    The block (mass M, width b along x, depth d along y, height h along z, base area
+    A = b d) sits on (or hangs from) a base; gravity |g| is turned by the tilt angle theta
+    about y, or scaled by the factor lambda. Spring tractions of a rigid block on uniform
+    springs are linear over the base: normal compression sigma(x) = N/A + M_o x / I with
+    I = d b^3 / 12, M_o = S h / 2 the overturning moment of the downslope force S at the
+    centre-of-mass height, and uniform shear tau = S/A. The first spring to break is at the
+    upslope heel x = -b/2:
+
+    * ``tensile`` (hanging block, gravity ramp): lambda M |g| / A = T, lambda = T A/(M|g|);
+    * ``shear`` (tilt): S/A = c + (N/A - M_o b / (2 I)) tan(phi),
+      N = M|g| cos(theta), S = M|g| sin(theta)  (Mohr-Coulomb at the heel);
+    * ``toppling`` (tilt): N/A - M_o b / (2 I) = -T  (tension cut-off at the heel).
+    Returns lambda for ``tensile``, theta in degrees otherwise.
+    """
+    a = cfg.analysis
+    mass, (b, d, h), area = _block_geometry(mesh, cfg)
+    g = float(np.linalg.norm(cfg.gravity))
+    weak = cfg.interface.pairs[0] if cfg.interface.pairs else None
+    T = weak.tensile_strength if weak else cfg.materials[0].tensile_strength
+    c = weak.cohesion if weak else cfg.materials[0].cohesion
+    tan_phi = math.tan(math.radians(weak.friction_deg if weak else
+                                    cfg.materials[0].friction_deg))
+    if a.mode == "tensile":
+        return T * area / (mass * g)
+    inertia = d * b ** 3 / 12.0
+
+    def heel(theta):
+        n, s = mass * g * math.cos(theta), mass * g * math.sin(theta)
+        sigma_heel = n / area - s * h / 2.0 * (b / 2.0) / inertia
+        if a.mode == "shear":
+            return s / area - c - sigma_heel * tan_phi
+        return sigma_heel + T
+
+    return math.degrees(brentq(heel, 1e-9, math.pi / 2 - 1e-9, xtol=1e-14))
+
+
+class FailureObserver:
+    """Records the load at the first broken spring."""
+
+    def __init__(self, cfg: Config, mesh: HexMesh):
+        self.cfg = cfg
+        self.mesh = mesh
+        self.critical = None
+
+    def __call__(self, loop, info) -> None:
+        if self.critical is None and info.new_broken > 0:
+            key = "gravity_factor" if self.cfg.analysis.mode == "tensile" else "tilt_deg"
+            self.critical = info.load[key]
+
+    def results(self) -> dict:
+        theory = failure_theory(self.cfg, self.mesh)
+        numeric = self.critical if self.critical is not None else math.nan
+        return {"critical_numeric": numeric, "critical_theory": theory,
+                "rel_error": abs(numeric - theory) / abs(theory)}
+
+
+class ColumnObserver:
+    """Stress of a relaxed gravity column against sigma_zz = -rho g (H - z)."""
+
+    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+        self.comm = comm
+        self.model = model
+        self.g = float(np.linalg.norm(cfg.gravity))
+        self.top = float(mesh.points[:, 2].max())
+        self.bottom = float(mesh.points[:, 2].min())
+
+    def __call__(self, loop, info) -> None:
+        self.unbalance = info.unbalance
+
+    def results(self) -> dict:
+        m = self.model
+        x = m.x[: m.n_own].reshape(-1, 8, 3)
+        z_c = x[:, :, 2].mean(axis=1)
+        szz = m.stress[:, :, 2]
+        numeric = szz.mean(axis=1)
+        theory = -m.density * self.g * (self.top - z_c)
+        err = float(np.max(np.abs(numeric - theory) / np.abs(theory))) if len(z_c) else 0.0
+        err = self.comm.allreduce(err, op=MPI.MAX)
+        lowest = np.argmin(z_c) if len(z_c) else 0
+        base_local = (math.inf, 0.0, 0.0)
+        if len(z_c):
+            zg = np.einsum("ga,ak->gk", shape_values(gauss_points()), x[lowest])[:, 2]
+            lo, hi = zg < z_c[lowest], zg > z_c[lowest]
+            z_lo, z_hi = zg[lo].mean(), zg[hi].mean()
+            s_lo, s_hi = szz[lowest][lo].mean(), szz[lowest][hi].mean()
+            base = s_lo + (self.bottom - z_lo) * (s_hi - s_lo) / (z_hi - z_lo)
+            base_local = (z_c[lowest], base, m.density[lowest])
+        z_min, base, rho = min(self.comm.allgather(base_local))
+        theory_base = -rho * self.g * (self.top - self.bottom)
+        return {"base_stress_numeric": base, "base_stress_theory": theory_base,
+                "rel_error": abs(base - theory_base) / abs(theory_base),
+                "stress_rel_error_max": err, "unbalance_ratio": self.unbalance}
+
+
+def make_observer(comm, cfg: Config, mesh: HexMesh, model):
+    """The observer of the case's ``analysis.type`` (or None)."""
+    kind = cfg.analysis.type
+    if kind == "pendulum":
+        return PendulumObserver(comm, cfg, mesh, model)
+    if kind == "failure":
+        return FailureObserver(cfg, mesh)
+    if kind == "column":
+        return ColumnObserver(comm, cfg, mesh, model)
+    return None

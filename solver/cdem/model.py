@@ -1,0 +1,261 @@
+"""Build one rank's part of a CDEM model from a hex mesh and the case.
+
+CDEM split (seed 002 section 2): every element becomes a block with its own 8 nodes (local
+node ``8e + a`` of local element e), and every face shared by two elements becomes four
+interface spring pairs (solver.cdem.interface). Elements are partitioned across ranks; springs
+are owned by the rank of their A element and reach B nodes on other ranks through ghosts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver.cdem.config import Config, Material
+from solver.cdem.constitutive import MODELS, lame
+from solver.cdem.halo import NodeHalo
+from solver.cdem.hex8 import FACES, element_volumes, lumped_masses
+from solver.cdem.interface import INTACT, face_areas, shared_faces
+from solver.errors import InputError
+from solver.mesh.hexmesh import HexMesh
+from solver.mesh.partition import partition_elements
+
+
+@dataclass
+class ElementMaterials:
+    """Per-element material arrays of the whole mesh (every rank holds them)."""
+
+    density: np.ndarray
+    lam: np.ndarray
+    mu: np.ndarray
+    model: np.ndarray
+    tensile: np.ndarray
+    cohesion: np.ndarray
+    tan_phi: np.ndarray
+
+
+def _group_ids(mesh: HexMesh, label: str, where: str) -> np.ndarray:
+    """Group ids a material/boundary label refers to (a name, an id, or 'all')."""
+    present = np.unique(mesh.groups)
+    if label == "all":
+        return present
+    by_name = [gid for gid, name in mesh.group_names.items() if name == label]
+    if by_name:
+        return np.array(by_name)
+    if label.lstrip("-").isdigit() and int(label) in present:
+        return np.array([int(label)])
+    known = sorted({*mesh.group_names.values(), *map(str, present)})
+    raise InputError(where, f"no group {label!r} in the mesh (groups: {', '.join(known)})")
+
+
+def element_materials(mesh: HexMesh, materials: list[Material], where: str) -> ElementMaterials:
+    """Assign each element the last material entry that names its group."""
+    n = mesh.n_cells
+    chosen = np.full(n, -1)
+    for k, mat in enumerate(materials):
+        ids = _group_ids(mesh, mat.group, f"{where}: materials[{k}].group")
+        chosen[np.isin(mesh.groups, ids)] = k
+    if np.any(chosen < 0):
+        missing = sorted(set(mesh.groups[chosen < 0].tolist()))
+        raise InputError(f"{where}: materials", f"groups {missing} have no material")
+
+    def field(fn):
+        return np.array([fn(materials[k]) for k in range(len(materials))])[chosen]
+
+    lam_mu = np.array([lame(m.youngs_modulus, m.poisson_ratio) for m in materials])[chosen]
+    return ElementMaterials(
+        density=field(lambda m: m.density).astype(float), lam=lam_mu[:, 0].copy(),
+        mu=lam_mu[:, 1].copy(), model=field(lambda m: MODELS[m.model]).astype(np.int64),
+        tensile=field(lambda m: m.tensile_strength).astype(float),
+        cohesion=field(lambda m: m.cohesion).astype(float),
+        tan_phi=field(lambda m: math.tan(math.radians(m.friction_deg))).astype(float))
+
+
+@dataclass
+class LocalModel:
+    """One rank's blocks, interface springs, boundary conditions and state."""
+
+    elem_gid: np.ndarray        # (n_el,) global element ids
+    group: np.ndarray           # (n_el,) group ids
+    x0: np.ndarray              # (8 n_el, 3) initial coordinates
+    x: np.ndarray               # (n_nodes, 3) current coordinates (own + ghost rows)
+    v: np.ndarray               # (n_nodes, 3) velocities v^{n-1/2}
+    du: np.ndarray              # (n_nodes, 3) step increments
+    f_int: np.ndarray           # (n_nodes, 3) element forces
+    f_spr: np.ndarray           # (n_nodes, 3) interface spring forces
+    mass: np.ndarray            # (8 n_el,) lumped masses
+    lam: np.ndarray
+    mu: np.ndarray
+    density: np.ndarray
+    model: np.ndarray
+    stress: np.ndarray          # (n_el, 8, 6)
+    fixed: np.ndarray           # (8 n_el, 3) held dofs
+    held_velocity: np.ndarray   # (8 n_el, 3)
+    node_i: np.ndarray          # (n_faces, 4) A-side nodes
+    node_j: np.ndarray          # (n_faces, 4) B-side nodes (own or ghost rows)
+    face_gid: np.ndarray        # (n_faces,) global interface face ids
+    k_n: np.ndarray
+    k_s: np.ndarray
+    area: np.ndarray
+    tensile: np.ndarray
+    cohesion: np.ndarray
+    tan_phi: np.ndarray
+    u_n: np.ndarray
+    f_s: np.ndarray
+    state: np.ndarray
+    halo: NodeHalo
+    n_faces_global: int
+    dt_limit_local: float
+
+    @property
+    def n_el(self) -> int:
+        return len(self.elem_gid)
+
+    @property
+    def n_own(self) -> int:
+        return 8 * len(self.elem_gid)
+
+
+def _boundary_masks(cfg: Config, mesh: HexMesh, x0: np.ndarray, groups: np.ndarray,
+                    where: str) -> tuple[np.ndarray, np.ndarray]:
+    fixed = np.zeros(x0.shape, dtype=bool)
+    vel = np.zeros(x0.shape)
+    node_group = np.repeat(groups, 8)
+    for k, bc in enumerate(cfg.boundaries):
+        b = bc.box
+        sel = ((x0[:, 0] >= b[0]) & (x0[:, 0] <= b[1]) & (x0[:, 1] >= b[2])
+               & (x0[:, 1] <= b[3]) & (x0[:, 2] >= b[4]) & (x0[:, 2] <= b[5]))
+        if bc.group:
+            sel &= np.isin(node_group, _group_ids(mesh, bc.group,
+                                                  f"{where}: boundaries[{k}].group"))
+        for comp in bc.fix:
+            c = "xyz".index(comp)
+            fixed[sel, c] = True
+            vel[sel, c] = bc.velocity[c]
+    return fixed, vel
+
+
+def spring_stiffness(cfg: Config, mats: ElementMaterials, volumes: np.ndarray, elem: np.ndarray,
+                     face_area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-area stiffness k_n, k_s [Pa/m] of each interface face (see solver.cdem.interface)."""
+    ic = cfg.interface
+    h = volumes[elem] / face_area[:, None]                      # (n, 2)
+    p_modulus = mats.lam + 2.0 * mats.mu                        # K + 4G/3
+    k_n = ic.stiffness_factor * np.max(p_modulus[elem] / h, axis=1)
+    k_s = ic.stiffness_factor * np.max(mats.mu[elem] / h, axis=1)
+    if ic.normal_stiffness > 0:
+        k_n = np.full(len(elem), ic.normal_stiffness)
+    if ic.shear_stiffness > 0:
+        k_s = np.full(len(elem), ic.shear_stiffness)
+    return k_n, k_s
+
+
+def interface_strength(cfg: Config, mesh: HexMesh, mats: ElementMaterials, elem: np.ndarray,
+                       where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """T, c, tan(phi) per face: the group's own values inside a group, the weaker of the two
+    groups across groups, unless an ``interface.pairs`` entry names the two groups."""
+    a, b = elem[:, 0], elem[:, 1]
+    tensile = np.minimum(mats.tensile[a], mats.tensile[b])
+    cohesion = np.minimum(mats.cohesion[a], mats.cohesion[b])
+    tan_phi = np.minimum(mats.tan_phi[a], mats.tan_phi[b])
+    ga, gb = mesh.groups[a], mesh.groups[b]
+    for k, pair in enumerate(cfg.interface.pairs):
+        w = f"{where}: interface.pairs[{k}].groups"
+        g1, g2 = (_group_ids(mesh, g, w) for g in pair.groups)
+        sel = (np.isin(ga, g1) & np.isin(gb, g2)) | (np.isin(ga, g2) & np.isin(gb, g1))
+        tensile[sel] = pair.tensile_strength
+        cohesion[sel] = pair.cohesion
+        tan_phi[sel] = math.tan(math.radians(pair.friction_deg))
+    return tensile, cohesion, tan_phi
+
+
+def stable_dt(mats: ElementMaterials, x_el: np.ndarray, volumes: np.ndarray, mass: np.ndarray,
+              node_i: np.ndarray, node_j: np.ndarray, k_n: np.ndarray, k_s: np.ndarray,
+              n_nodes: int) -> np.ndarray:
+    """Stable central-difference step per element (n_el,), Gershgorin bound per node:
+    omega^2 <= (2 c_p / h)^2 + 2 sum_springs max(K_n, K_s) / m_node, dt = 2 / omega_max,
+    with c_p = sqrt((K + 4G/3) / rho) and h = V / (largest face area) the element thickness."""
+    faces = x_el[:, FACES]
+    largest = np.max(face_areas(faces.reshape(-1, 4, 3)).reshape(-1, 6), axis=1)
+    h = volumes / largest
+    c_p = np.sqrt((mats.lam + 2.0 * mats.mu) / mats.density)
+    omega_el = 2.0 * c_p / h
+    k_node = np.zeros(n_nodes)
+    k_max = np.maximum(k_n, k_s)[:, None] * np.ones((1, 4))
+    np.add.at(k_node, node_i.ravel(), k_max.ravel())
+    np.add.at(k_node, node_j.ravel(), k_max.ravel())
+    omega_sq = np.repeat(omega_el ** 2, 8) + 2.0 * k_node[: len(mass)] / mass
+    return 2.0 / np.sqrt(omega_sq.reshape(-1, 8).max(axis=1))
+
+
+def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalModel:
+    """Partition the mesh, split it into blocks and springs, keep this rank's part."""
+    mats = element_materials(mesh, cfg.materials, where)
+    x_all = mesh.points[mesh.cells]                                 # (n_el, 8, 3)
+    volumes = element_volumes(x_all)
+    topo = shared_faces(mesh.cells)
+    centroids = x_all.mean(axis=1)
+    parts = None
+    if comm.rank == 0:
+        parts = partition_elements(comm.size, centroids, topo.elem, cfg.partitioner)
+    parts = comm.bcast(parts, root=0)
+    rank = comm.rank
+    mine = np.nonzero(parts == rank)[0]
+    g2l = np.full(mesh.n_cells, -1, dtype=np.int64)
+    g2l[mine] = np.arange(len(mine))
+    n_own = 8 * len(mine)
+
+    owner_a = parts[topo.elem[:, 0]]
+    owner_b = parts[topo.elem[:, 1]]
+    owned = np.nonzero(owner_a == rank)[0]
+    ea, eb = topo.elem[owned, 0], topo.elem[owned, 1]
+    node_i = 8 * g2l[ea][:, None] + topo.local_nodes[owned, 0]
+    gid_b = 8 * eb[:, None] + topo.local_nodes[owned, 1]            # global node ids
+    remote = owner_b[owned] != rank
+    ghost_gids = np.unique(gid_b[remote])
+    node_j = np.where(remote[:, None], 0, 8 * g2l[eb][:, None] + topo.local_nodes[owned, 1])
+    if len(ghost_gids):
+        slots = n_own + np.searchsorted(ghost_gids, gid_b)
+        node_j = np.where(remote[:, None], slots, node_j)
+    recv, send = {}, {}
+    for r in np.unique(parts[ghost_gids // 8]) if len(ghost_gids) else []:
+        recv[int(r)] = n_own + np.nonzero(parts[ghost_gids // 8] == r)[0]
+    into_me = np.nonzero((owner_b == rank) & (owner_a != rank))[0]
+    for r in np.unique(owner_a[into_me]):
+        sel = into_me[owner_a[into_me] == r]
+        gids = np.unique(8 * topo.elem[sel, 1][:, None] + topo.local_nodes[sel, 1])
+        send[int(r)] = 8 * g2l[gids // 8] + gids % 8
+    halo = NodeHalo(comm, send, recv)
+
+    n_nodes = n_own + len(ghost_gids)
+    x0 = x_all[mine].reshape(-1, 3).copy()
+    x = np.zeros((n_nodes, 3))
+    x[:n_own] = x0
+    mass = lumped_masses(x_all[mine], mats.density[mine]).ravel()
+    face_a = face_areas(mesh.points[mesh.cells[topo.elem[:, 0][:, None],
+                                               topo.local_nodes[:, 0]]])
+    k_area_n, k_area_s = spring_stiffness(cfg, mats, volumes, topo.elem, face_a)
+    tensile, cohesion, tan_phi = interface_strength(cfg, mesh, mats, topo.elem, where)
+    area = face_a[owned] / 4.0
+    k_n = k_area_n[owned] * area
+    k_s = k_area_s[owned] * area
+    fixed, held = _boundary_masks(cfg, mesh, x0, mesh.groups[mine], where)
+    dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, node_i, node_j, k_n,
+                      k_s, n_nodes)
+    n_f = len(owned)
+    return LocalModel(
+        elem_gid=mine, group=mesh.groups[mine], x0=x0, x=x, v=np.zeros((n_nodes, 3)),
+        du=np.zeros((n_nodes, 3)), f_int=np.zeros((n_nodes, 3)), f_spr=np.zeros((n_nodes, 3)),
+        mass=mass, lam=mats.lam[mine], mu=mats.mu[mine], density=mats.density[mine],
+        model=mats.model[mine], stress=np.zeros((len(mine), 8, 6)), fixed=fixed,
+        held_velocity=held, node_i=node_i.astype(np.int64), node_j=node_j.astype(np.int64),
+        face_gid=owned, k_n=k_n, k_s=k_s, area=area, tensile=tensile[owned],
+        cohesion=cohesion[owned], tan_phi=tan_phi[owned], u_n=np.zeros((n_f, 4)),
+        f_s=np.zeros((n_f, 4, 3)), state=np.full((n_f, 4), INTACT, dtype=np.uint8), halo=halo,
+        n_faces_global=topo.n_faces, dt_limit_local=float(dt_el.min()) if len(dt_el) else np.inf)
+
+
+def _sub(mats: ElementMaterials, idx: np.ndarray) -> ElementMaterials:
+    return ElementMaterials(*(getattr(mats, f)[idx] for f in ElementMaterials.__dataclass_fields__))

@@ -1,0 +1,54 @@
+"""The mesh a case asks for: read from a file or generated from boxes, then placed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from solver.mesh.generate import box
+from solver.mesh.hexmesh import HexMesh
+from solver.mesh.read import read_hex_mesh
+
+
+def _box_mesh(spec, names: dict[str, int]) -> HexMesh:
+    """One generated box; ``layer_groups`` name the group of each element layer along z."""
+    mesh = box(*spec.n, size=spec.size, origin=spec.origin)
+    labels = spec.layer_groups or [spec.group] * spec.n[2]
+    z_c = mesh.points[mesh.cells][:, :, 2].mean(axis=1)
+    layer = np.clip(((z_c - spec.origin[2]) / (spec.size[2] / spec.n[2])).astype(int), 0,
+                    spec.n[2] - 1)
+    ids = np.array([names.setdefault(label, len(names)) for label in labels])
+    return HexMesh(mesh.points, mesh.cells, ids[layer])
+
+
+def concatenate(meshes: list[HexMesh], names: dict[str, int]) -> HexMesh:
+    """Separate bodies side by side (no nodes merged: they touch, they are not glued)."""
+    offsets = np.cumsum([0] + [len(m.points) for m in meshes])
+    return HexMesh(points=np.concatenate([m.points for m in meshes]),
+                   cells=np.concatenate([m.cells + o for m, o in zip(meshes, offsets)]),
+                   groups=np.concatenate([m.groups for m in meshes]),
+                   group_names={i: n for n, i in names.items()})
+
+
+def rotate(points: np.ndarray, angle_deg: float, axis, origin) -> np.ndarray:
+    """Rigid rotation of points by angle_deg about the axis through origin (Rodrigues)."""
+    k = np.asarray(axis, float) / np.linalg.norm(axis)
+    a = math.radians(angle_deg)
+    r = points - np.asarray(origin, float)
+    r = (r * math.cos(a) + np.cross(k, r) * math.sin(a)
+         + np.outer(r @ k, k) * (1.0 - math.cos(a)))
+    return r + np.asarray(origin, float)
+
+
+def mesh_from_config(cfg, where: str) -> HexMesh:
+    """HexMesh of a ``[mesh]`` table (solver.cdem.config.MeshConfig)."""
+    if cfg.path:
+        mesh = read_hex_mesh(cfg.path)
+    else:
+        names: dict[str, int] = {}
+        mesh = concatenate([_box_mesh(b, names) for b in cfg.boxes], names)
+    if cfg.rotate_deg:
+        mesh = HexMesh(rotate(mesh.points, cfg.rotate_deg, cfg.rotate_axis, cfg.rotate_origin),
+                       mesh.cells, mesh.groups, mesh.group_names)
+    return mesh
