@@ -1,0 +1,231 @@
+"""Case schema of the point-mass slide module (``module = "pointmass"``, UBO-Inter, seed 001).
+
+Units are SI, angles in degrees. Plan coordinates are x (east), y (north); z is up.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from solver.case import param
+from solver.errors import InputError
+
+INF = math.inf
+Vec2 = tuple[float, float]
+
+
+@dataclass
+class SurfaceConfig:
+    """The sliding surface z = f(x, y) and the sea level."""
+
+    kind: Literal["plane", "sphere_cup", "expression", "raster"] = param(
+        unit="-", doc="plane, sphere_cup (bottom at the origin), expression z = f(x, y), or raster DEM")
+    slope_deg: float = param(0.0, unit="deg", doc="plane: dip angle", ge=0.0, lt=90.0)
+    dip_direction_deg: float = param(0.0, unit="deg",
+                                     doc="plane: downhill direction, counterclockwise from +x")
+    z0: float = param(0.0, unit="m", doc="plane: height at the origin")
+    radius: float = param(100.0, unit="m", doc="sphere_cup: sphere radius R_s", gt=0.0)
+    expression: str = param("", unit="m", doc="expression: f(x, y) in Python syntax with + - * / **, "
+                            "sin cos tan exp log sqrt tanh arctan sinh cosh, pi, e and constants")
+    constants: dict[str, float] = param(unit="-", doc="expression: named constants it may use",
+                                        default_factory=dict)
+    path: str = param("", unit="-", doc="raster: DEM file, ESRI ASCII grid (.asc) or .npy z[iy, ix]",
+                      path=True)
+    origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: x, y of node [0, 0]")
+    spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: node spacing dx, dy", ge=0.0)
+    z_sea: float = param(-INF, unit="m", doc="sea level: a mass with z < z_sea is underwater")
+
+    def validate(self, where: str) -> None:
+        if self.kind == "expression":
+            from solver.pointmass.expression import compile_expression
+            compile_expression(self.expression, self.constants, f"{where}.expression")
+        if self.kind == "raster":
+            if not self.path:
+                raise InputError(f"{where}.path", "a raster surface needs a DEM file")
+            if self.path.endswith(".npy") and min(self.spacing) <= 0.0:
+                raise InputError(f"{where}.spacing", "a .npy raster needs spacing = [dx, dy] > 0")
+
+
+@dataclass
+class GridConfig:
+    """The N point masses and their grid (seed 001 Fig. 2): a footprint split in nx * ny cells,
+    or a ring of equal masses (the sphere cup example of seed 001 section 3)."""
+
+    kind: Literal["footprint", "ring"] = param(unit="-", doc="footprint polygon grid or ring")
+    footprint: list[Vec2] = param(unit="m", doc="footprint: polygon vertices (x, y) in plan",
+                                  default_factory=list)
+    nx: int = param(3, unit="-", doc="footprint: cells (masses) along the grid x axis", ge=1)
+    ny: int = param(3, unit="-", doc="footprint: cells (masses) along the grid y axis", ge=1)
+    angle_deg: float = param(0.0, unit="deg", doc="footprint: grid x axis, counterclockwise from +x")
+    thickness: float = param(1.0, unit="m", doc="footprint: uniform thickness (no raster or list)",
+                             gt=0.0)
+    thickness_path: str = param("", unit="-", doc="footprint: thickness raster (.asc or .npy)",
+                                path=True)
+    thickness_origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy thickness: x, y of node [0, 0]")
+    thickness_spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy thickness: node spacing",
+                                    ge=0.0)
+    thickness_values: list[float] = param(unit="m", doc="footprint: thickness per cell, ny rows "
+                                          "of nx values (row 0 at the lowest grid y)",
+                                          default_factory=list)
+    volume: float = param(0.0, unit="m3", doc="footprint: if > 0, thickness is scaled to this "
+                          "slide volume", ge=0.0)
+    density: float = param(2200.0, unit="kg/m3", doc="rock density rho_r", gt=0.0)
+    samples_per_cell: int = param(16, unit="-", doc="footprint: quadrature points per cell side",
+                                  ge=2)
+    velocity: Vec2 = param((0.0, 0.0), unit="m/s", doc="initial plan velocity of every mass")
+    n: int = param(3, unit="-", doc="ring: number of masses", ge=3)
+    ring_radius: float = param(0.0, unit="m", doc="ring: plan radius (0: from colatitude_deg)",
+                               ge=0.0)
+    colatitude_deg: float = param(0.0, unit="deg", doc="ring on a sphere_cup: colatitude theta, "
+                                  "plan radius R_s sin(theta)", ge=0.0, lt=90.0)
+    mass: float = param(1.0, unit="kg", doc="ring: mass of each point", gt=0.0)
+    tangential_speed: float = param(0.0, unit="m/s", doc="ring: initial horizontal speed v0 "
+                                    "tangent to the circle, counterclockwise")
+    speed_over_escape: float = param(0.0, unit="-", doc="ring on a sphere_cup: if > 0, v0 as a "
+                                     "multiple of the escape speed sqrt(R_s g sin(theta) tan(theta))",
+                                     ge=0.0)
+
+    def validate(self, where: str) -> None:
+        if self.kind == "footprint":
+            if len(self.footprint) < 3:
+                raise InputError(f"{where}.footprint", "a footprint polygon needs >= 3 vertices")
+            given = [bool(self.thickness_path), bool(self.thickness_values)]
+            if all(given):
+                raise InputError(f"{where}", "give thickness_path or thickness_values, not both")
+            if self.thickness_values and len(self.thickness_values) != self.nx * self.ny:
+                raise InputError(f"{where}.thickness_values",
+                                 f"expected nx * ny = {self.nx * self.ny} values, "
+                                 f"got {len(self.thickness_values)}")
+            if self.thickness_values and min(self.thickness_values) < 0.0:
+                raise InputError(f"{where}.thickness_values", "thickness must be >= 0")
+            if self.thickness_path.endswith(".npy") and min(self.thickness_spacing) <= 0.0:
+                raise InputError(f"{where}.thickness_spacing", "a .npy thickness raster needs "
+                                 "thickness_spacing = [dx, dy] > 0")
+        else:
+            if (self.ring_radius > 0.0) == (self.colatitude_deg > 0.0):
+                raise InputError(f"{where}", "a ring needs exactly one of ring_radius or "
+                                 "colatitude_deg")
+            if self.speed_over_escape > 0.0 and self.tangential_speed != 0.0:
+                raise InputError(f"{where}", "give tangential_speed or speed_over_escape, not both")
+
+
+@dataclass
+class LinksConfig:
+    """Which interaction acts on grid sides and diagonals (seed 001 section 2: RB on sides,
+    EP on diagonals). A ring has sides only."""
+
+    sides: Literal["rb", "ep", "none"] = param("rb", unit="-", doc="law on the grid sides")
+    diagonals: Literal["ep", "rb", "none"] = param("ep", unit="-", doc="law on both diagonals "
+                                                   "of every quadrilateral")
+
+
+@dataclass
+class EpConfig:
+    """Parameters of the elasto-plastic law k(w) of seed 001 Eq. (5) (defaults: its Fig. 3)."""
+
+    w1: float = param(-0.5, unit="-", doc="shortening where the repulsion saturates", lt=0.0)
+    w2: float = param(0.5, unit="-", doc="lengthening of the peak attraction", gt=0.0)
+    w3: float = param(1.0, unit="-", doc="lengthening beyond which the link carries no force",
+                      gt=0.0)
+    k_max: float = param(10.0, unit="-", doc="cap of the repulsive factor k", gt=0.0)
+    k_min: float = param(1.0, unit="-", doc="peak attractive factor |k|", ge=0.0)
+
+    def validate(self, where: str) -> None:
+        if not self.w3 > self.w2:
+            raise InputError(f"{where}.w3", f"must be > w2 = {self.w2}, got {self.w3}")
+
+
+@dataclass
+class FrictionConfig:
+    """Basal Coulomb friction coefficients (seed 001 Eq. 2 and section 4)."""
+
+    mu: float = param(0.0, unit="-", doc="basal friction on land", ge=0.0)
+    mu_w: float = param(0.0, unit="-", doc="basal friction underwater", ge=0.0)
+
+
+@dataclass
+class WaterConfig:
+    """Sea water: buoyancy (reduced weight alpha*m*g) and drag via mu_eq (seed 001 section 4)."""
+
+    density: float = param(1030.0, unit="kg/m3", doc="water density rho_w", gt=0.0)
+    drag_coefficient: float = param(1.0, unit="-", doc="drag coefficient C_d", ge=0.0)
+    drag_length: float = param(0.0, unit="m", doc="block length l_v (0: the grid side most "
+                               "aligned with the motion)", ge=0.0)
+    buoyancy: bool = param(True, unit="-", doc="reduce the weight of underwater masses")
+
+
+@dataclass
+class TimeConfig:
+    """RK4 time integration and the stop criterion."""
+
+    t_end: float = param(100.0, unit="s", doc="end time", gt=0.0)
+    dt: float = param(0.05, unit="s", doc="time step (fixed) or first/maximum step (adaptive)",
+                      gt=0.0)
+    scheme: Literal["rk4", "rk4_adaptive"] = param("rk4", unit="-",
+                                                   doc="fixed-step RK4 or RK4 with step doubling")
+    rtol: float = param(1e-8, unit="-", doc="adaptive: relative error per step", gt=0.0)
+    atol: float = param(1e-8, unit="m", doc="adaptive: absolute error per step (m and m/s)",
+                        gt=0.0)
+    dt_min: float = param(1e-8, unit="s", doc="adaptive: smallest step before giving up", gt=0.0)
+    stop_speed: float = param(0.0, unit="m/s", doc="stop when every mass is slower (0: never)",
+                              ge=0.0)
+    stop_after: float = param(1.0, unit="s", doc="the stop criterion applies from this time on",
+                              ge=0.0)
+    rest_speed: float = param(1e-6, unit="m/s", doc="below this speed a mass is at rest for the "
+                              "friction direction", gt=0.0)
+
+
+@dataclass
+class OutputConfig:
+    """CSV/VTK frames and the plot."""
+
+    every: float = param(1.0, unit="s", doc="interval between output frames", gt=0.0)
+    vtk: bool = param(True, unit="-", doc="write the VTK time series")
+    vtk_run: int = param(0, unit="-", doc="in a sweep, the run index that writes VTK", ge=0)
+    plot: bool = param(True, unit="-", doc="write com_speed.png")
+
+
+@dataclass
+class SweepConfig:
+    """An ensemble: each row of ``runs`` sets the dotted ``keys`` (e.g. grid.nx) of one run."""
+
+    keys: list[str] = param(unit="-", doc="dotted case fields the sweep sets",
+                            default_factory=list)
+    runs: list[list[Any]] = param(unit="-", doc="one row of values per run",
+                                  default_factory=list)
+
+    def validate(self, where: str) -> None:
+        if bool(self.keys) != bool(self.runs):
+            raise InputError(where, "a sweep needs both keys and runs")
+        for i, row in enumerate(self.runs):
+            if len(row) != len(self.keys):
+                raise InputError(f"{where}.runs[{i}]",
+                                 f"expected {len(self.keys)} values ({', '.join(self.keys)})")
+        for key in self.keys:
+            if key.split(".")[0] == "sweep":
+                raise InputError(f"{where}.keys", "a sweep cannot set sweep fields")
+
+
+@dataclass
+class Config:
+    """Root of a point-mass case."""
+
+    surface: SurfaceConfig = param(unit="-", doc="sliding surface")
+    grid: GridConfig = param(unit="-", doc="point masses")
+    links: LinksConfig = param(unit="-", doc="interaction laws", default_factory=LinksConfig)
+    ep: EpConfig = param(unit="-", doc="elasto-plastic law", default_factory=EpConfig)
+    friction: FrictionConfig = param(unit="-", doc="basal friction", default_factory=FrictionConfig)
+    water: WaterConfig = param(unit="-", doc="sea water", default_factory=WaterConfig)
+    time: TimeConfig = param(unit="-", doc="time integration", default_factory=TimeConfig)
+    output: OutputConfig = param(unit="-", doc="outputs", default_factory=OutputConfig)
+    sweep: SweepConfig = param(unit="-", doc="parameter sweep", default_factory=SweepConfig)
+    gravity: float = param(9.81, unit="m/s2", doc="gravity acceleration g", gt=0.0)
+
+    def validate(self, where: str) -> None:
+        if self.grid.kind == "ring" and self.grid.colatitude_deg > 0.0 \
+                and self.surface.kind != "sphere_cup":
+            raise InputError(f"{where}: grid.colatitude_deg", "needs surface.kind = 'sphere_cup'")
+        if self.grid.speed_over_escape > 0.0 and self.surface.kind != "sphere_cup":
+            raise InputError(f"{where}: grid.speed_over_escape", "needs surface.kind = 'sphere_cup'")

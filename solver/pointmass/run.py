@@ -1,0 +1,83 @@
+"""Entry point of ``module = "pointmass"``: one run, or a sweep shared by the MPI ranks.
+
+Outputs in the run folder: ``summary.json`` (by the CLI), ``com.csv`` (a sweep:
+``runs/run_NNN.csv``), ``com_speed.png``, and the VTK series ``<case>.pvd`` (a sweep: of run
+``output.vtk_run`` only).
+
+Results of a single run: the keys of :func:`solver.pointmass.simulate.simulate` (``peak_speed``,
+``peak_time``, ``stop_time``, ``final_com``, ...; the sphere cup adds ``force_rel_error_max``,
+``distance_rel_error_max``, ``energy_rel_drift``). A sweep gives ``runs`` (one row per run
+with its parameters), the worst value over the runs of each error key, and each descriptive
+key as a list in run order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solver.case import Case
+from solver.context import RunContext, RunOutput
+from solver.errors import InputError
+from solver.parallel import gather_rows, my_share
+from solver.pointmass.config import Config
+from solver.pointmass.output import plot_speed
+from solver.pointmass.simulate import simulate
+from solver.pointmass.sweep import expand
+
+__all__ = ["Config", "run"]
+
+WORST = ("force_rel_error_max", "escape_force_over_weight_max", "reaction_rel_error_max",
+         "distance_rel_error_max", "energy_rel_drift")
+LISTED = ("n_masses", "peak_speed", "peak_time", "stop_time", "stop_reason", "final_com")
+
+
+def _summarize(specs, rows: list[dict]) -> dict:
+    if len(specs) == 1:
+        return rows[0]
+    table = [{"index": s.index, "label": s.label, "params": s.params, **r}
+             for s, r in zip(specs, rows)]
+    out: dict = {"runs": table}
+    for key in WORST:
+        values = [r[key] for r in rows if key in r]
+        if values:
+            out[key] = max(values)
+    for key in LISTED:
+        out[key] = [r[key] for r in rows]
+    return out
+
+
+def run(case: Case, ctx: RunContext) -> RunOutput:
+    specs = expand(case)
+    comm = ctx.comm
+    sweep = len(specs) > 1
+    vtk_run = case.config.output.vtk_run if sweep else 0
+    if vtk_run >= len(specs):
+        raise InputError(f"{case.path}: output.vtk_run",
+                         f"the sweep has {len(specs)} runs, got index {vtk_run}")
+    mine, error = [], None
+    for idx in my_share(comm, len(specs)):
+        spec = specs[idx]
+        cfg = spec.config
+        csv = ctx.out_dir / (f"runs/run_{idx:03d}.csv" if sweep else "com.csv")
+        vtk = (ctx.out_dir, case.name) if cfg.output.vtk and idx == vtk_run else None
+        progress = ctx.progress(cfg.time.t_end, label=f"run {idx} t" if sweep else "t")
+        try:
+            result, history = simulate(cfg, str(case.path), csv, vtk, progress)
+        except InputError as exc:
+            error = (exc.where, exc.message)
+            break
+        mine.append((int(idx), (result, history)))
+    first = next((e for e in comm.allgather(error) if e is not None), None)
+    if first is not None:
+        raise InputError(*first)
+    gathered = gather_rows(comm, mine)
+    results = None
+    if comm.rank == 0:
+        rows = [r for r, _ in gathered]
+        if case.config.output.plot:
+            plot_speed(ctx.out_dir / "com_speed.png",
+                       [(s.label, h) for s, (_, h) in zip(specs, gathered)])
+        results = _summarize(specs, rows)
+        results["steps_total"] = int(np.sum([r["steps"] for r in rows]))
+    results = comm.bcast(results, root=0)
+    return RunOutput(steps=results["steps_total"], results=results)
