@@ -67,16 +67,33 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return keys, value
 
 
+def _step_into(table: Any, key: str, dotted: str) -> Any:
+    """``table[key]`` for a table key ``name`` (created if missing) or ``name[i]``."""
+    name, _, index = key.partition("[")
+    if not isinstance(table, dict):
+        raise InputError("--set", f"'{dotted}': '{name}' is not inside a table")
+    if not index:
+        return table.setdefault(name, {})
+    items = table.get(name)
+    i = index.rstrip("]")
+    if not isinstance(items, list) or not i.isdigit() or int(i) >= len(items):
+        raise InputError("--set", f"'{dotted}': no item {key} in the case")
+    return items[int(i)]
+
+
 def apply_overrides(data: dict, overrides: list[str]) -> None:
-    """Write each ``key.sub=value`` override into the raw TOML tables ``data``."""
+    """Write each override into the raw TOML tables ``data``: ``a.b=value`` sets a table
+    field, ``stages[1].duration=2.0`` a field of the second ``[[stages]]`` entry."""
     for text in overrides:
         keys, value = parse_override(text)
+        dotted = ".".join(keys)
         table = data
         for k in keys[:-1]:
-            table = table.setdefault(k, {})
-            if not isinstance(table, dict):
-                raise InputError("--set", f"'{'.'.join(keys)}': '{k}' is not a table")
-        table[keys[-1]] = value
+            table = _step_into(table, k, dotted)
+        last = keys[-1]
+        if "[" in last or not isinstance(table, dict):
+            raise InputError("--set", f"'{dotted}': the last key must name a field")
+        table[last] = value
 
 
 def load_case(path: str | Path, overrides: list[str] = (), registry: dict | None = None) -> Case:

@@ -71,6 +71,10 @@ class InterfacePair:
     tensile_strength: float = param(0.0, unit="Pa", doc="tensile strength T", ge=0.0)
     cohesion: float = param(0.0, unit="Pa", doc="cohesion c", ge=0.0)
     friction_deg: float = param(30.0, unit="deg", doc="friction angle phi", ge=0.0, lt=90.0)
+    normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per unit area (0: as elsewhere)",
+                                    ge=0.0)
+    shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_s per unit area (0: as elsewhere)",
+                                   ge=0.0)
 
 
 @dataclass
@@ -118,6 +122,9 @@ class Stage:
     tilt_rate: float = param(0.0, unit="deg/s", doc="gravity turns at this rate (a tilting base)")
     tilt_axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="axis gravity turns about")
     gravity_ramp: float = param(0.0, unit="1/s", doc="g grows as g0 (1 + ramp t)", ge=0.0)
+    load_tolerance: float = param(0.0, unit="-", doc="quasi-static servo: tilt and gravity ramp "
+                                  "advance only in steps whose unbalance ratio is below this "
+                                  "(0: they follow the clock)", ge=0.0)
     stop_on_failure: bool = param(False, unit="-", doc="end the stage at the first broken spring")
     reset_displacement: bool = param(False, unit="-",
                                      doc="after the stage, displacements and velocities to 0")

@@ -137,9 +137,11 @@ def _boundary_masks(cfg: Config, mesh: HexMesh, x0: np.ndarray, groups: np.ndarr
     return fixed, vel
 
 
-def spring_stiffness(cfg: Config, mats: ElementMaterials, volumes: np.ndarray, elem: np.ndarray,
-                     face_area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-area stiffness k_n, k_s [Pa/m] of each interface face (see solver.cdem.interface)."""
+def spring_stiffness(cfg: Config, mesh: HexMesh, mats: ElementMaterials, volumes: np.ndarray,
+                     elem: np.ndarray, face_area: np.ndarray,
+                     where: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-area stiffness k_n, k_s [Pa/m] of each interface face (see solver.cdem.interface):
+    from beta and the elements, or the case's values, or an ``interface.pairs`` entry's."""
     ic = cfg.interface
     h = volumes[elem] / face_area[:, None]                      # (n, 2)
     p_modulus = mats.lam + 2.0 * mats.mu                        # K + 4G/3
@@ -149,7 +151,20 @@ def spring_stiffness(cfg: Config, mats: ElementMaterials, volumes: np.ndarray, e
         k_n = np.full(len(elem), ic.normal_stiffness)
     if ic.shear_stiffness > 0:
         k_s = np.full(len(elem), ic.shear_stiffness)
+    for k, pair in enumerate(ic.pairs):
+        sel = _pair_faces(mesh, pair, elem, f"{where}: interface.pairs[{k}].groups")
+        if pair.normal_stiffness > 0:
+            k_n[sel] = pair.normal_stiffness
+        if pair.shear_stiffness > 0:
+            k_s[sel] = pair.shear_stiffness
     return k_n, k_s
+
+
+def _pair_faces(mesh: HexMesh, pair, elem: np.ndarray, where: str) -> np.ndarray:
+    """Faces whose two elements lie one in each group of an interface pair."""
+    ga, gb = mesh.groups[elem[:, 0]], mesh.groups[elem[:, 1]]
+    g1, g2 = (_group_ids(mesh, g, where) for g in pair.groups)
+    return (np.isin(ga, g1) & np.isin(gb, g2)) | (np.isin(ga, g2) & np.isin(gb, g1))
 
 
 def interface_strength(cfg: Config, mesh: HexMesh, mats: ElementMaterials, elem: np.ndarray,
@@ -160,11 +175,8 @@ def interface_strength(cfg: Config, mesh: HexMesh, mats: ElementMaterials, elem:
     tensile = np.minimum(mats.tensile[a], mats.tensile[b])
     cohesion = np.minimum(mats.cohesion[a], mats.cohesion[b])
     tan_phi = np.minimum(mats.tan_phi[a], mats.tan_phi[b])
-    ga, gb = mesh.groups[a], mesh.groups[b]
     for k, pair in enumerate(cfg.interface.pairs):
-        w = f"{where}: interface.pairs[{k}].groups"
-        g1, g2 = (_group_ids(mesh, g, w) for g in pair.groups)
-        sel = (np.isin(ga, g1) & np.isin(gb, g2)) | (np.isin(ga, g2) & np.isin(gb, g1))
+        sel = _pair_faces(mesh, pair, elem, f"{where}: interface.pairs[{k}].groups")
         tensile[sel] = pair.tensile_strength
         cohesion[sel] = pair.cohesion
         tan_phi[sel] = math.tan(math.radians(pair.friction_deg))
@@ -236,7 +248,7 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
     mass = lumped_masses(x_all[mine], mats.density[mine]).ravel()
     face_a = face_areas(mesh.points[mesh.cells[topo.elem[:, 0][:, None],
                                                topo.local_nodes[:, 0]]])
-    k_area_n, k_area_s = spring_stiffness(cfg, mats, volumes, topo.elem, face_a)
+    k_area_n, k_area_s = spring_stiffness(cfg, mesh, mats, volumes, topo.elem, face_a, where)
     tensile, cohesion, tan_phi = interface_strength(cfg, mesh, mats, topo.elem, where)
     area = face_a[owned] / 4.0
     k_n = k_area_n[owned] * area

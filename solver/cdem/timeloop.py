@@ -130,7 +130,12 @@ def gravity_at(g0: np.ndarray, stage: Stage, t: float) -> tuple[np.ndarray, dict
 
 
 class TimeLoop:
-    """Runs the stages of a case on one rank's LocalModel, collectively over ``comm``."""
+    """Runs the stages of a case on one rank's LocalModel, collectively over ``comm``.
+
+    A stage's load (gravity tilt and ramp) follows the load clock, which advances with the
+    time step, or, with ``load_tolerance`` > 0, only in steps whose unbalance ratio is below
+    it (a servo that keeps a slow ramp quasi-static).
+    """
 
     def __init__(self, comm, model: LocalModel, gravity, dt: float):
         self.comm = comm
@@ -192,19 +197,22 @@ class TimeLoop:
         """March one stage; returns why it ended ("converged", "failure", "duration",
         "max_steps")."""
         t_stage = 0.0
+        t_load = 0.0
         steps = 0
         reason = "max_steps"
         while steps < stage.max_steps:
             if t_stage >= stage.duration - 1e-12 * self.dt:
                 reason = "duration"
                 break
-            g, load = gravity_at(self.g0, stage, t_stage)
+            g, load = gravity_at(self.g0, stage, t_load)
             broken = self.reduce_step(self.one_step(g, stage))
             self.broken_total += broken
             steps += 1
             self.step += 1
             self.time += self.dt
             t_stage += self.dt
+            if stage.load_tolerance == 0.0 or self.unbalance < stage.load_tolerance:
+                t_load += self.dt
             info = StepInfo(self.step, self.time, stage, t_stage, self.unbalance, broken, load)
             for obs in observers:
                 obs(self, info)
