@@ -1,0 +1,116 @@
+"""Interface springs: topology, tensile and Mohr-Coulomb failure per spring, no re-bonding."""
+
+import math
+
+import numpy as np
+from mpi4py import MPI
+
+from solver.case import from_dict
+from solver.cdem.config import Config
+from solver.cdem.interface import BROKEN_SHEAR, BROKEN_TENSION, INTACT, interface_step, shared_faces
+from solver.cdem.model import build_local_model
+from solver.mesh.hexmesh import HexMesh
+
+T, C, PHI = 2e5, 1e5, 30.0
+
+
+def _two_blocks(n_cols=1):
+    """Two unit cubes stacked along z, sharing the face z = 1."""
+    pts = np.array([[x, y, z] for z in (0.0, 1.0, 2.0) for y in (0.0, 1.0) for x in (0.0, 1.0)])
+    idx = {tuple(p): i for i, p in enumerate(pts)}
+
+    def cube(z):
+        c = [(0, 0, z), (1, 0, z), (1, 1, z), (0, 1, z), (0, 0, z + 1), (1, 0, z + 1),
+             (1, 1, z + 1), (0, 1, z + 1)]
+        return [idx[tuple(map(float, p))] for p in c]
+
+    cells = np.array([cube(0.0), cube(1.0)], dtype=np.int64)
+    return HexMesh(pts, cells, np.zeros(2, dtype=np.int64))
+
+
+def _model(mesh):
+    cfg = from_dict(Config, {
+        "mesh": {"boxes": [{"n": [1, 1, 1], "size": [1.0, 1.0, 1.0]}]},
+        "materials": [{"density": 2000.0, "youngs_modulus": 1e9, "tensile_strength": T,
+                       "cohesion": C, "friction_deg": PHI}],
+        "interface": {"normal_stiffness": 1e10, "shear_stiffness": 5e9},
+        "stages": [{"kind": "relax"}]}, "test", "", None)
+    return build_local_model(MPI.COMM_SELF, cfg, mesh, "test")
+
+
+def _advance(m, du_top, breakable=True):
+    """Move the upper block rigidly by du_top and update the springs once."""
+    m.du[:] = 0.0
+    m.du[8:16] = du_top
+    m.x[8:16] += du_top
+    m.f_spr[:] = 0.0
+    tally = np.zeros(2)
+    broken = interface_step(m.x, m.du, m.f_spr, m.node_i, m.node_j, m.k_n, m.k_s, m.area,
+                            m.tensile, m.cohesion, m.tan_phi, m.u_n, m.f_s, m.state,
+                            breakable, tally)
+    return broken, tally
+
+
+def test_shared_faces_of_a_2x2x2_box_and_their_node_pairs():
+    n = 3
+    pts = np.array([[x, y, z] for x in range(n) for y in range(n) for z in range(n)], float)
+    idx = lambda i, j, k: (i * n + j) * n + k
+    cells = np.array([[idx(i, j, k), idx(i + 1, j, k), idx(i + 1, j + 1, k), idx(i, j + 1, k),
+                       idx(i, j, k + 1), idx(i + 1, j, k + 1), idx(i + 1, j + 1, k + 1),
+                       idx(i, j + 1, k + 1)] for i in range(2) for j in range(2) for k in range(2)])
+    topo = shared_faces(cells)
+    assert topo.n_faces == 12
+    ga = cells[topo.elem[:, 0][:, None], topo.local_nodes[:, 0]]
+    gb = cells[topo.elem[:, 1][:, None], topo.local_nodes[:, 1]]
+    np.testing.assert_array_equal(ga, gb)          # coincident node pairs
+
+
+def test_spring_constants_area_and_tensile_failure_at_T_times_A():
+    m = _model(_two_blocks())
+    assert m.k_n.shape == (1,) and np.isclose(m.area[0], 0.25)
+    assert np.isclose(m.k_n[0], 1e10 * 0.25)
+    lift = 1e-7
+    steps, force = 0, 0.0
+    while not np.any(m.state):
+        broken, tally = _advance(m, np.array([0.0, 0.0, lift]))
+        steps += 1
+        if not broken:
+            force = m.k_n[0] * m.u_n[0, 0]
+    # the spring breaks in the first step whose force exceeds T A_s
+    assert force <= T * 0.25 < force + m.k_n[0] * lift
+    assert np.all(m.state == BROKEN_TENSION) and broken == 4
+    assert np.isclose(tally[0], 4 * 0.5 * (m.k_n[0] * steps * lift) ** 2 / m.k_n[0])
+    # opened further: no force; closed back below the original gap: compression returns
+    _advance(m, np.array([0.0, 0.0, lift]))
+    assert np.allclose(m.f_spr, 0.0)
+    _advance(m, np.array([0.0, 0.0, -(steps + 1) * lift - 1e-6]))
+    assert np.all(m.f_spr[8:12, 2] > 0) and np.all(m.state == BROKEN_TENSION)
+
+
+def test_mohr_coulomb_shear_failure_and_residual_friction():
+    m = _model(_two_blocks())
+    press = -1e-5
+    _advance(m, np.array([0.0, 0.0, press]))
+    f_n = -m.k_n[0] * press                                  # compression per spring
+    strength = C * 0.25 + f_n * math.tan(math.radians(PHI))
+    slip = 1e-7
+    peak = 0.0
+    while not np.any(m.state):
+        _advance(m, np.array([slip, 0.0, 0.0]))
+        peak = max(peak, np.linalg.norm(m.f_s[0, 0]))
+    assert np.all(m.state == BROKEN_SHEAR)
+    assert peak <= strength * (1 + 1e-12)
+    residual = f_n * math.tan(math.radians(PHI))
+    assert np.isclose(np.linalg.norm(m.f_s[0, 0]), residual, rtol=1e-9)
+    broken, tally = _advance(m, np.array([1e-4, 0.0, 0.0]))
+    assert broken == 0 and np.isclose(np.linalg.norm(m.f_s[0, 0]), residual, rtol=1e-9)
+    # the Coulomb slider dissipates cap x slip (less the elastic part of the increment)
+    assert np.isclose(tally[1], 4 * residual * 1e-4, rtol=1e-3)
+
+
+def test_unbreakable_stage_keeps_springs_intact():
+    m = _model(_two_blocks())
+    for _ in range(100):
+        _advance(m, np.array([0.0, 0.0, 1e-5]), breakable=False)
+    assert np.all(m.state == INTACT)
+    assert np.isclose(m.k_n[0] * m.u_n[0, 0], m.k_n[0] * 1e-3)
