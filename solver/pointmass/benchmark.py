@@ -7,6 +7,10 @@ circle. The motion stays on the circle and every RB force equals (Eq. 13, Eq. 12
 repulsive when positive, with M = N m. The "r" of Eq. (12.2) is R_s: solving Eqs. (10)-(11)
 for F_r and H gives exactly this, and the reaction F_r = m g / cos(theta) (Eq. 12.1) for any N.
 H vanishes at the escape speed v0^2 = R_s g sin(theta) tan(theta).
+
+RB forces and reactions are compared with the theory at every output frame, link lengths and
+the total energy after every time step (simulate.py). With N > 3 the ring is not rigid and a
+compressed ring (H > 0) buckles away from the circle, so Eq. (13) is checked in tension.
 """
 
 from __future__ import annotations

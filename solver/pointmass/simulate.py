@@ -69,14 +69,14 @@ def _march(cfg: Config, model: Model, csv_path, vtk, progress) -> tuple[dict, np
                                 benchmark.link_length_error(r3, body.rb, model.rb_l0))
         if conservative:
             state["energy"] = max(state["energy"], abs(model.energy(r3, v3) - e0) / abs(e0))
-        if check is not None:
-            check.update(model.evaluate(xy, v))
         return float(np.max(np.sqrt(np.einsum("nc,nc->n", v3, v3))))
 
     def record(t: float, y: np.ndarray) -> None:
         s = y.reshape(4, n)
         frame = model.evaluate(s[:2].T, s[2:].T)
         history.append(_history_row(t, model, frame))
+        if check is not None:
+            check.update(frame)
         if frames is not None:
             frames.write(t, frame)
 
@@ -100,7 +100,8 @@ def _march(cfg: Config, model: Model, csv_path, vtk, progress) -> tuple[dict, np
         except StepTooSmall:
             stop_reason = "step_too_small"
             break
-        y, t, steps = y_new, t + step, steps + 1
+        y, steps = y_new, steps + 1
+        t = min(steps * tc.dt, tc.t_end) if tc.scheme == "rk4" else t + step
         stopping = tc.stop_speed > 0.0 and t >= tc.stop_after and observed < tc.stop_speed
         if t >= next_out - eps or stopping or t >= tc.t_end - eps:
             record(t, y)
