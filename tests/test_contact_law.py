@@ -1,0 +1,246 @@
+"""The contact law alone: normal spring-dashpot, Cundall-Strack cap, unloading, energy, joints."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from solver.contact_laws.laws import (OPEN, SLIP, STICK, clamped_restitution,
+                                      cundall_strack_array, cundall_strack_update,
+                                      damping_ratio_from_restitution, dashpot_coefficient,
+                                      joint_update, normal_force, normal_force_array,
+                                      spring_energy)
+
+Z = np.array([0.0, 0.0, 1.0])
+
+
+def cs(f_t, d, k_t=100.0, mu=0.5, f_n=10.0, c=0.0, normal=Z):
+    return cundall_strack_update(np.asarray(f_t, float), np.asarray(d, float), normal,
+                                 k_t, mu, f_n, c)
+
+
+@pytest.mark.parametrize("e_n", [0.1, 0.5, 0.9, 0.999])
+def test_damping_ratio_gives_target_restitution(e_n):
+    zeta = damping_ratio_from_restitution(e_n)
+    assert math.exp(-math.pi * zeta / math.sqrt(1.0 - zeta ** 2)) == pytest.approx(e_n, rel=1e-12)
+    assert dashpot_coefficient(e_n, 4.0, 9.0) == pytest.approx(2.0 * zeta * 6.0, rel=1e-14)
+
+
+def test_damping_ratio_elastic_is_zero():
+    assert damping_ratio_from_restitution(1.0) == 0.0
+
+
+@pytest.mark.parametrize("e_n", [0.3, 0.8])
+def test_clamped_restitution_matches_direct_integration(e_n):
+    """The no-tension dashpot ends the contact when k xi + c xi' = 0: integrate m xi'' = -F_n
+    with an event on F_n and compare the rebound velocity with the closed form."""
+    k, m = 2.0e4, 0.3
+    c = dashpot_coefficient(e_n, k, m)
+
+    def rhs(t, y):
+        return [y[1], -normal_force(y[0], y[1], k, c, 0.0) / m]
+
+    def force_zero(t, y):
+        return k * y[0] + c * y[1]
+    force_zero.terminal = True
+    force_zero.direction = -1
+    sol = solve_ivp(rhs, (0.0, 1.0), [0.0, 1.0], events=force_zero, rtol=1e-11, atol=1e-14,
+                    first_step=1e-7)
+    realised = -sol.y_events[0][0][1]
+    assert realised == pytest.approx(clamped_restitution(e_n), rel=1e-7)
+    assert realised > e_n
+
+
+def test_normal_force_sign_and_no_tension():
+    assert normal_force(1e-3, 0.0, 1e6, 0.0, 0.0) == pytest.approx(1e3)
+    assert normal_force(1e-3, 0.5, 1e6, 100.0, 0.0) == pytest.approx(1050.0)
+    # dashpot pulling at the end of an impact is clamped: F_n >= 0
+    assert normal_force(1e-4, -5.0, 1e6, 100.0, 0.0) == 0.0
+    assert normal_force(-1e-4, -1.0, 1e6, 100.0, 0.0) == 0.0
+    # a bonded joint carries tension down to the cut-off
+    assert normal_force(-1e-4, 0.0, 1e6, 0.0, 500.0) == pytest.approx(-100.0)
+    assert normal_force(-1e-3, 0.0, 1e6, 0.0, 500.0) == pytest.approx(-500.0)
+    out = normal_force_array(np.array([1e-3, -1e-3]), np.zeros(2), np.full(2, 1e6),
+                             np.zeros(2), np.zeros(2))
+    np.testing.assert_array_equal(out, [1e3, 0.0])
+
+
+def test_stick_below_cap_is_elastic_and_opposes_slip():
+    f, sliding, diss = cs([0, 0, 0], [0.01, 0.02, 0.0])
+    np.testing.assert_allclose(f, [-1.0, -2.0, 0.0])
+    assert not sliding and diss == 0.0
+
+
+def test_coulomb_cap_reached_and_spring_length_reset():
+    k_t, mu, f_n = 100.0, 0.5, 10.0
+    cap = mu * f_n
+    f, sliding, diss = cs([0, 0, 0], [0.2, 0.0, 0.0])     # trial 20 N > 5 N
+    np.testing.assert_allclose(f, [-cap, 0, 0])
+    assert sliding
+    assert diss == pytest.approx(cap * (20.0 - cap) / k_t)
+    # further slip in the same direction: stays on the cap, dissipates cap * slip
+    f2, sliding, diss = cs(f, [0.1, 0.0, 0.0])
+    np.testing.assert_allclose(f2, [-cap, 0, 0])
+    assert sliding and diss == pytest.approx(cap * 0.1)
+    # reversal unloads elastically from the cap at once (spring length was reset to cap/k_t)
+    f3, sliding, diss = cs(f2, [-0.02, 0.0, 0.0])
+    np.testing.assert_allclose(f3, [-cap + 2.0, 0, 0])
+    assert not sliding and diss == 0.0
+
+
+def test_cap_in_any_tangent_direction_and_cohesion():
+    f, sliding, _ = cs([0, 0, 0], [0.3, -0.4, 0.0], c=2.0)   # trial 50 N, cap 5 + 2
+    np.testing.assert_allclose(np.linalg.norm(f), 7.0)
+    np.testing.assert_allclose(f / 7.0, [-0.6, 0.8, 0.0])
+    assert sliding
+
+
+def test_normal_slip_component_ignored():
+    f, sliding, _ = cs([0, 0, 0], [0.0, 0.0, 5.0])
+    np.testing.assert_array_equal(f, [0, 0, 0])
+    assert not sliding
+
+
+def test_unloading_normal_force_drags_the_cap():
+    """Falling normal force at zero slip: |F_t| follows mu F_n and the released spring energy
+    is dissipated; at F_n = 0 nothing is left."""
+    k_t, mu = 100.0, 0.5
+    f = np.array([-4.0, 0.0, 0.0])
+    stored = spring_energy(0.0, f, 1.0, k_t)
+    total = 0.0
+    for f_n in [8.0, 6.0, 2.0, 0.0]:
+        f, sliding, diss = cs(f, [0, 0, 0], f_n=f_n)
+        assert np.linalg.norm(f) == pytest.approx(min(4.0, mu * f_n))
+        assert sliding == (mu * f_n < 4.0)
+        total += diss
+    assert np.all(f == 0.0)
+    assert total == pytest.approx(stored)
+
+
+def test_rotation_into_new_tangent_plane_keeps_magnitude():
+    n = np.array([0.0, math.sin(0.1), math.cos(0.1)])
+    f, sliding, diss = cs([3.0, 4.0, 0.0], [0, 0, 0], normal=n)
+    assert np.dot(f, n) == pytest.approx(0.0, abs=1e-14)
+    assert np.linalg.norm(f) == pytest.approx(5.0)
+    assert not sliding and diss == 0.0
+
+
+def test_pathological_reversal_under_falling_cap_dissipates_nonnegative():
+    """Old force 10 N, the cap falls to 1 N and the slip reverses through zero (trial +1.5 N):
+    the radial return gives 1 N opposite, and the booked dissipation stays >= 0."""
+    f, sliding, diss = cs([-10.0, 0, 0], [-0.115, 0, 0], k_t=100.0, mu=0.1, f_n=10.0)
+    np.testing.assert_allclose(f, [1.0, 0, 0])
+    assert sliding and diss == pytest.approx(0.5 * (1.5 ** 2 - 1.0) / 100.0)
+
+
+def test_random_load_paths_never_create_energy():
+    """3D random slips, rotating normal and a varying normal force: every increment's dissipation
+    is >= 0, the elastic energy never exceeds the work put in, and work = stored + dissipated
+    (midpoint work over small increments, to its discretisation error)."""
+    rng = np.random.default_rng(7)
+    k_t, mu = 50.0, 0.4
+    for path in range(20):
+        f = np.zeros(3)
+        work = dissipated = 0.0
+        steps = 3000
+        drift = rng.normal(size=3) * 2e-4
+        for i in range(steps):
+            angle = 0.3 * math.sin(2 * math.pi * i / steps + path)
+            n = np.array([math.sin(angle), 0.0, math.cos(angle)])
+            f_n = 5.0 * (1.0 + 0.9 * math.sin(7.0 * math.pi * i / steps + path))
+            d = drift * math.cos(3.0 * math.pi * i / steps) + rng.normal(size=3) * 5e-4
+            d_t = d - np.dot(d, n) * n
+            rotated = f - np.dot(f, n) * n
+            if np.linalg.norm(rotated) > 0:
+                rotated *= np.linalg.norm(f) / np.linalg.norm(rotated)
+            f_new, _, diss = cundall_strack_update(f, d, n, k_t, mu, f_n, 0.0)
+            assert diss >= 0.0
+            work += -0.5 * np.dot(rotated + f_new, d_t)
+            dissipated += diss
+            f = f_new
+            stored = 0.5 * np.dot(f, f) / k_t
+            assert stored <= work + 1e-9
+        assert dissipated > 0.0
+        assert work == pytest.approx(stored + dissipated, rel=2e-2)
+
+
+def test_exact_work_balance_in_one_dimension():
+    """In 1D, with the normal force constant within each increment, the law's booking is exact:
+    work along the increment (fine elastic-plastic sub-steps under the path's cap) equals the
+    change of spring energy plus the dissipation."""
+    rng = np.random.default_rng(3)
+    k_t, mu = 20.0, 0.5
+    f = np.zeros(3)
+    for _ in range(300):
+        f_n = rng.uniform(0.0, 4.0)
+        d = np.array([rng.normal() * 0.05, 0.0, 0.0])
+        f_new, _, diss = cundall_strack_update(f, d, Z, k_t, mu, f_n, 0.0)
+        # the same increment in 2000 sub-steps: slip under the cap max(|f|, mu F_n), then the
+        # cap falls to mu F_n with no slip; work by the midpoint rule of each sub-step
+        c1 = max(abs(f[0]), mu * f_n)
+        sub, work = f.copy(), 0.0
+        for _ in range(2000):
+            nxt, _, _ = cundall_strack_update(sub, d / 2000, Z, k_t, 1.0, c1, 0.0)
+            work += -0.5 * (sub[0] + nxt[0]) * d[0] / 2000
+            sub = nxt
+        end, _, _ = cundall_strack_update(sub, np.zeros(3), Z, k_t, mu, f_n, 0.0)
+        np.testing.assert_allclose(end, f_new, atol=1e-12)
+        delta_e = 0.5 * (f_new[0] ** 2 - f[0] ** 2) / k_t
+        # one sub-step straddles the stick -> slip transition: midpoint error <= k_t dd^2
+        assert work == pytest.approx(delta_e + diss, abs=k_t * (d[0] / 2000) ** 2 + 1e-15)
+        f = f_new
+
+
+def test_array_wrapper_matches_scalar():
+    rng = np.random.default_rng(1)
+    n = 50
+    f_t = rng.normal(size=(n, 3))
+    d = rng.normal(size=(n, 3)) * 0.05
+    normal = rng.normal(size=(n, 3))
+    normal /= np.linalg.norm(normal, axis=1)[:, None]
+    k_t, mu, f_n, c = (rng.uniform(1, 100, n), rng.uniform(0, 1, n), rng.uniform(0, 5, n),
+                       rng.uniform(0, 1, n))
+    out, sliding, diss = cundall_strack_array(f_t, d, normal, k_t, mu, f_n, c)
+    for i in range(n):
+        f, s, e = cundall_strack_update(f_t[i], d[i], normal[i], k_t[i], mu[i], f_n[i], c[i])
+        np.testing.assert_array_equal(out[i], f)
+        assert sliding[i] == s and diss[i] == e
+
+
+def test_joint_tensile_failure_then_open():
+    k_n, k_t = 1e6, 5e5
+    f_n, f_t, broken, status, diss = joint_update(-1e-4, np.zeros(3), np.zeros(3), Z, k_n, k_t,
+                                                  0.5, 200.0, 50.0, False)
+    assert (f_n, broken, status) == (pytest.approx(-100.0), False, STICK)
+    f_n, f_t, broken, status, diss = joint_update(-3e-4, f_t, np.zeros(3), Z, k_n, k_t,
+                                                  0.5, 200.0, 50.0, False)
+    assert (f_n, broken, status) == (0.0, True, OPEN)
+    assert diss == pytest.approx(0.5 * 300.0 ** 2 / k_n)
+    # broken: no tension any more, compression and residual friction only
+    f_n, f_t, broken, status, diss = joint_update(-1e-5, f_t, np.zeros(3), Z, k_n, k_t,
+                                                  0.5, 200.0, 50.0, True)
+    assert (f_n, status) == (0.0, OPEN)
+
+
+def test_joint_shear_failure_leaves_residual_friction():
+    k_n, k_t, mu = 1e6, 1e5, 0.5
+    overlap = 1e-4                                        # F_n = 100 N
+    # cohesion 20 N: intact strength 70 N; a 60 N shear sticks
+    f_n, f_t, broken, status, _ = joint_update(overlap, np.zeros(3), np.array([6e-4, 0, 0]), Z,
+                                               k_n, k_t, mu, 1e3, 20.0, False)
+    assert (broken, status) == (False, STICK)
+    np.testing.assert_allclose(f_t, [-60.0, 0, 0])
+    # 80 N exceeds 70 N: the joint breaks and keeps only mu F_n = 50 N
+    f_n, f_t, broken, status, diss = joint_update(overlap, f_t, np.array([2e-4, 0, 0]), Z,
+                                                  k_n, k_t, mu, 1e3, 20.0, False)
+    assert (broken, status) == (True, SLIP)
+    np.testing.assert_allclose(f_t, [-50.0, 0, 0])
+    assert diss > 0.0
+    # broken joints ignore cohesion from now on
+    _, f_t, broken, status, _ = joint_update(overlap, f_t, np.array([1e-4, 0, 0]), Z, k_n, k_t,
+                                             mu, 1e3, 20.0, True)
+    np.testing.assert_allclose(f_t, [-50.0, 0, 0])
+    assert status == SLIP
