@@ -97,7 +97,7 @@ def test_velocity_scaling_changes_nothing():
 @pytest.mark.parametrize("m", [1, 2, 3])
 def test_plateaus_at_commensurate_frequencies(m, undamped):
     """omega_t = m omega_n, i.e. k_t/k_n = (alpha/m_eff) m^2: e_t = (-1)^m and no switch for
-    g_t/g_n < mu k_n/k_t (Eqs. 50-52); just above that boundary the plateau ends."""
+    g_t/g_n < mu k_n/k_t (seed 004 Figs. 8-9, boundary from Eq. 45); just above that boundary the plateau ends."""
     kt = A * m * m
     bound = MU / kt
     gt = bound * np.array([0.01, 0.3, 0.7, 0.98])

@@ -13,7 +13,8 @@ velocity at the contact point g = (g_n, g_t) at impact:
   (seed 004 Eq. 15; alpha/m_eff = 2/7 for identical homogeneous spheres and for a homogeneous
   sphere on a wall), F_t the Cundall-Strack force of :func:`solver.contact_laws.laws.
   cundall_strack_xyz` with the Coulomb cap mu F_n (seed 004 Eqs. 12-13).
-* e_t = g_t(t_end) / g_t(0) (seed 004 Eq. 9 sign convention: +1 smooth, -1 reversed).
+* e_t = g_t(t_end) / g_t(0): +1 no tangential loss, negative when the tangential motion at the
+  contact point is reversed (the sign convention of seed 004).
 
 Integration: the normal motion is evaluated exactly; the tangential degree of freedom is advanced
 through the contact law itself by drift-kick-drift (position Verlet) with N steps of
@@ -33,8 +34,10 @@ Closed forms used as references
   cos(omega_n t_s) = (k_t g_t - mu k_t (m_eff/alpha) g_n) / (mu g_n (k_n - k_t m_eff/alpha))
   (seed 004 Eq. 47); no real root (|.| > 1, seed 004 Eq. 48) means Coulomb throughout.
 * small g_t/g_n: e_t -> cos(omega_t t_c), omega_t = sqrt(k_t/alpha) (seed 004 Eq. 49), i.e.
-  e_t -> cos(pi sqrt((m_eff/alpha) k_t/k_n)) for gamma_n = 0 (seed 004 Eq. 53).
-* plateaus e_t = (-1)^m when omega_t = m omega_n and g_t/g_n < mu k_n/k_t (seed 004 Eqs. 50-52).
+  e_t -> cos(pi sqrt((m_eff/alpha) k_t/k_n)) for gamma_n = 0 (the k_t/k_n form of Eq. 49 in
+  seed 004's discussion of its Fig. 10; its equation number is lost in the seed text).
+* plateaus e_t = (-1)^m when omega_t = m omega_n and g_t/g_n < mu k_n/k_t (seed 004, the
+  commensurate-frequency plateaus of its Figs. 8-9; boundary from Eq. 45).
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ def tangential_collision(g_t, k_t, alpha, mu, dt, f_half, f_whole):
     g_t > 0 tangential relative velocity at impact [m/s]; k_t [N/m]; alpha tangential effective
     mass [kg]; mu friction coefficient; dt, f_half, f_whole from :func:`normal_history`.
 
-    Drift-kick-drift (position Verlet): the spring takes the slip g_n dt/2 up to t_{n+1/2},
+    Drift-kick-drift (position Verlet): the spring takes the slip g_t(t_n) dt/2 up to t_{n+1/2},
     where its force (the contact law, cap mu F_n(t_{n+1/2})) kicks g_t over dt, then the slip
     g_{n+1} dt/2 up to t_{n+1}. The regime (Cundall-Strack stick or Coulomb slip) is read at the
     half steps, so it is never sampled at t = 0 or t_end where F_n = 0 and it is undefined;
@@ -145,7 +148,7 @@ def walton_e_t(gt_gn, mu, e_n, alpha_over_meff):
 def small_gt_limit(kt_kn, alpha_over_meff, omega_t_end):
     """e_t -> cos(omega_t t_end) for g_t/g_n -> 0 (seed 004 Eq. 49); ``omega_t_end`` is
     omega_n t_end (= pi without damping), so omega_t t_end = sqrt(k_t/k_n / (alpha/m_eff))
-    * omega_n t_end (seed 004 Eq. 53)."""
+    * omega_n t_end."""
     return math.cos(math.sqrt(kt_kn / alpha_over_meff) * omega_t_end)
 
 
