@@ -105,19 +105,26 @@ class Model:
     def evaluate(self, xy: np.ndarray, v: np.ndarray) -> Frame:
         """The full state at plan positions ``xy`` and plan velocities ``v``."""
         x, y = xy[:, 0], xy[:, 1]
-        if self.surface.outside(x, y).any():
+        n, m = len(self.m), self.m
+        if self.surface.bounds is not None and self.surface.outside(x, y).any():
             raise LeftSurface()
-        f, fx, fy, fxx, fxy, fyy = self.surface.eval(x, y)
+        with np.errstate(all="ignore"):
+            f, fx, fy, fxx, fxy, fyy = self.surface.eval(x, y)
+        if not np.isfinite(f + fx + fy + fxx + fxy + fyy).all():
+            raise LeftSurface()
         q = np.sqrt(1.0 + fx * fx + fy * fy)
-        nrm = np.column_stack([-fx, -fy, np.ones_like(fx)]) / q[:, None]
-        r3 = np.column_stack([x, y, f])
+        nrm = np.empty((n, 3))
+        nrm[:, 0], nrm[:, 1], nrm[:, 2] = -fx / q, -fy / q, 1.0 / q
+        r3 = np.empty((n, 3))
+        r3[:, 0], r3[:, 1], r3[:, 2] = x, y, f
         vx, vy = v[:, 0], v[:, 1]
-        v3 = np.column_stack([vx, vy, fx * vx + fy * vy])
+        v3 = np.empty((n, 3))
+        v3[:, 0], v3[:, 1], v3[:, 2] = vx, vy, fx * vx + fy * vy
         kappa = (vx * vx * fxx + 2.0 * vx * vy * fxy + vy * vy * fyy) / q
-        m = self.m
         wet = f < self.z_sea
-        force = np.zeros((len(m), 3))
-        force[:, 2] = -m * self.g * np.where(wet, self.alpha, 1.0)
+        any_wet = wet.any()
+        force = np.zeros((n, 3))
+        force[:, 2] = -self.g * (m * np.where(wet, self.alpha, 1.0) if any_wet else m)
         p = np.zeros(len(self.body.ep))
         if len(p):
             p, f_ep = ep_forces(r3, m, self.body.ep, self.ep_l0, self.g, self.law)
@@ -126,30 +133,43 @@ class Model:
         tangential = force - fn[:, None] * nrm
         speed = np.sqrt(np.einsum("nc,nc->n", v3, v3))
         moving = speed >= self.rest_speed
-        t_mag = np.sqrt(np.einsum("nc,nc->n", tangential, tangential))
+        all_moving = moving.all()
         with np.errstate(invalid="ignore", divide="ignore"):
-            direction = np.where(moving[:, None], v3 / speed[:, None],
-                                 np.where(t_mag[:, None] > 0.0, tangential / t_mag[:, None], 0.0))
-        mu = np.full(len(m), self.mu)
-        if wet.any():
-            l_v = self.drag_length(r3, direction)
-            mu_eq = equivalent_friction(self.mu_w, self.rho_r, self.water.density,
-                                        self.water.drag_coefficient, self.g, speed, l_v)
-            mu = np.where(wet, mu_eq, mu)
+            direction = v3 / speed[:, None]
+            if not all_moving:
+                t_mag = np.sqrt(np.einsum("nc,nc->n", tangential, tangential))
+                direction = np.where(moving[:, None], direction,
+                                     np.where(t_mag[:, None] > 0.0,
+                                              tangential / t_mag[:, None], 0.0))
         r0 = m * kappa - fn
-        sign = np.where(r0 < 0.0, -1.0, 1.0)
-        stuck = ~moving & (mu * np.abs(r0) >= t_mag)
+        frictionless = self.mu == 0.0 and not any_wet
+        if frictionless:
+            c = np.zeros(n)
+            a0 = kappa[:, None] * nrm + tangential / m[:, None]
+        else:
+            mu = np.full(n, self.mu)
+            if any_wet:
+                l_v = self.drag_length(r3, direction)
+                mu_eq = equivalent_friction(self.mu_w, self.rho_r, self.water.density,
+                                            self.water.drag_coefficient, self.g, speed, l_v)
+                mu = np.where(wet, mu_eq, mu)
+            stuck = np.zeros(n, dtype=bool) if all_moving else \
+                ~moving & (mu * np.abs(r0) >= t_mag)
+            sign = np.where(r0 < 0.0, -1.0, 1.0)
         h = np.zeros(len(self.body.rb))
-        f_rb = np.zeros((len(m), 3))
+        f_rb = np.zeros((n, 3))
         for _ in range(5):
-            c = np.where(stuck, 0.0, mu * sign)
-            friction = np.where(stuck[:, None], -tangential, -(c * r0)[:, None] * direction)
-            a0 = kappa[:, None] * nrm + (tangential + friction) / m[:, None]
-            b = c[:, None] * direction - nrm
+            if not frictionless:
+                c = np.where(stuck, 0.0, mu * sign)
+                friction = np.where(stuck[:, None], -tangential, -(c * r0)[:, None] * direction)
+                a0 = kappa[:, None] * nrm + (tangential + friction) / m[:, None]
+            b = c[:, None] * direction - nrm if not frictionless else -nrm
             if self.rb is None:
                 break
             h, f_rb = self.rb.solve(r3, v3, a0, nrm, b, m, check_rank=self.check_rank)
             self.check_rank = False
+            if frictionless:
+                break
             reaction = r0 - np.einsum("nc,nc->n", f_rb, nrm)
             new_sign = np.where(reaction < 0.0, -1.0, 1.0)
             if np.array_equal(new_sign[c != 0.0], sign[c != 0.0]):

@@ -45,7 +45,7 @@ def write_history(path: Path, rows: np.ndarray) -> None:
     """The CoM history table (one row per output frame) as CSV."""
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savetxt(path, rows, delimiter=",", header=",".join(HISTORY_COLUMNS), comments="",
-               fmt="%.10g")
+               fmt="%.15g")
 
 
 def plot_speed(path: Path, histories: list[tuple[str, np.ndarray]]) -> None:

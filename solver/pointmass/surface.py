@@ -29,7 +29,7 @@ class Surface:
     """Base: analytic surfaces are defined everywhere."""
 
     spacing: float = 0.0
-    bounds: tuple[float, float, float, float] | None = None
+    bounds: tuple[float, float, float, float] | None = None  # rasters: x0, x1, y0, y1
 
     def eval(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
         raise NotImplementedError
@@ -72,6 +72,7 @@ class Expression(Surface):
         return self.fn(x, y)
 
     def outside(self, x, y):
+        """Where f or a derivative is not finite (e.g. sqrt or log of a negative number)."""
         with np.errstate(all="ignore"):
             f = self.fn(x, y)
         return ~np.all(np.isfinite(np.stack(f)), axis=0)
