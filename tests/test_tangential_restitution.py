@@ -83,6 +83,18 @@ def test_small_gt_limit_eq49(kt_kn):
     assert deviations[1] / deviations[0] == pytest.approx(0.1, rel=0.05)
 
 
+@pytest.mark.xfail(strict=True, reason="measured: e_t - cos(omega_t t_c) is first order in g_t/g_n "
+                   "(k_t/k_n = 1: -7.86e-4 at g_t/g_n = 3e-3, -7.80e-5 at 3e-4, ratio 0.099); "
+                   "seed 004 calls the neglected correction O((g_t/g_n)^2)")
+def test_small_gt_deviation_is_second_order():
+    """Seed 004 (before Eq. 49) neglects an O((g_t/g_n)^2) correction to cos(omega_n t_0). The
+    final Coulomb phase, whose length the seed says is proportional to g_t/g_n, gives a
+    first-order term (see small_gt_first_order)."""
+    theory = small_gt_limit(1.0, A, math.pi)
+    dev = [collide(1.0, g, 1.0, 1.0, 1.0, A, MU, 0.0, 400_000)[0] - theory for g in (3e-3, 3e-4)]
+    assert abs(dev[1] / dev[0]) < 0.02
+
+
 def test_velocity_scaling_changes_nothing():
     """Scaling g_n and g_t by 100 leaves e_t and the regime sequence unchanged (Sec. III.3.4)."""
     gt = np.linspace(0.01, 2.5, 40)
@@ -97,7 +109,8 @@ def test_velocity_scaling_changes_nothing():
 @pytest.mark.parametrize("m", [1, 2, 3])
 def test_plateaus_at_commensurate_frequencies(m, undamped):
     """omega_t = m omega_n, i.e. k_t/k_n = (alpha/m_eff) m^2: e_t = (-1)^m and no switch for
-    g_t/g_n < mu k_n/k_t (seed 004 Figs. 8-9, boundary from Eq. 45); just above that boundary the plateau ends."""
+    g_t/g_n < mu k_n/k_t (seed 004 Figs. 8-9, boundary from Eq. 45); just above that boundary
+    the plateau ends."""
     kt = A * m * m
     bound = MU / kt
     gt = bound * np.array([0.01, 0.3, 0.7, 0.98])

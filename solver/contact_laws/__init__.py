@@ -1,1 +1,6 @@
-"""contact_laws"""
+"""Contact laws shared by the CDEM contacts and the restitution analysis.
+
+``laws``: numba kernels (linear spring-dashpot normal force, Cundall-Strack tangential spring
+with the Coulomb cap, brittle Mohr-Coulomb rock joint); ``restitution``: one oblique collision
+integrated with them (seed 004); ``run``: the ``module = "contact_laws"`` case (the e_t map).
+"""

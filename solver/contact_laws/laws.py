@@ -26,9 +26,10 @@ Sources
   restitution e_n = exp(-beta t_c), beta = gamma_n / (2 m_eff), t_c = pi / omega,
   omega = sqrt(k_n/m_eff - beta^2) (seed 004 Eq. 5; the standard damped oscillator).
 * Tangential spring: Cundall & Strack 1979 (Geotechnique 29(1), 47-65), as written in seed 004
-  Eqs. 12-14 (equation numbers as cited in the seed text): F_t = -sgn(zeta) min(k_t |zeta|, mu F_n), with the spring length reset to the
-  Coulomb limit while sliding, |zeta| = mu F_n / k_t (seed 004 Eq. 42). In 3D the stored force is
-  rotated into the current tangent plane each step (magnitude kept), as 3DEC and PFC do.
+  Eqs. 12-14 (numbers as cited in the seed text): F_t = -sgn(zeta) min(k_t |zeta|, mu F_n),
+  with the spring length reset to the Coulomb limit while sliding, |zeta| = mu F_n / k_t
+  (seed 004 Eq. 42). In 3D the stored force is rotated into the current tangent plane each step
+  (magnitude kept), as 3DEC and PFC do.
 * Rock joints: brittle Mohr-Coulomb with tension cut-off (CDEM seed 002 Eq. 14, reconstructed in
   ``shared/notes/cdem_anchors.md`` 1.2; 3DEC joint model): tension F_n < -T A breaks the joint;
   shear |F_t| > c A + mu F_n breaks it; a broken joint keeps residual friction mu F_n only and
@@ -51,7 +52,8 @@ OPEN = 2
 def damping_ratio_from_restitution(e_n):
     """Damping ratio zeta = beta / omega_0 of the linear dashpot for a target e_n in (0, 1].
 
-    From e_n = exp(-beta pi / omega), omega = omega_0 sqrt(1 - zeta^2) (damped oscillator, seed 004 Eq. 5):
+    From e_n = exp(-beta pi / omega), omega = omega_0 sqrt(1 - zeta^2) (damped oscillator,
+    seed 004 Eq. 5):
     zeta = -ln e_n / sqrt(pi^2 + ln^2 e_n). This e_n holds when the collision ends at xi = 0
     (the force allowed to pull at the end); with the no-tension clamp of :func:`normal_force`
     the contact force ends earlier and the realised e_n is slightly larger, see

@@ -20,8 +20,9 @@ from solver.case import Case
 from solver.contact_laws.config import Config
 from solver.contact_laws.laws import dashpot_coefficient
 from solver.contact_laws.output import write_csv, write_plot
-from solver.contact_laws.restitution import (collide, collide_many, normal_history, pure_coulomb_theory,
-                                             small_gt_first_order, small_gt_limit, walton_e_t)
+from solver.contact_laws.restitution import (collide, collide_many, normal_history,
+                                             pure_coulomb_theory, small_gt_first_order,
+                                             small_gt_limit, walton_e_t)
 from solver.context import RunContext, RunOutput
 from solver.parallel import gather_rows, my_share
 
