@@ -89,6 +89,38 @@ def test_shoreline_crossing_switches_to_buoyant_mass_and_drag(tmp_path):
     a_sea = alpha * G * (math.sin(slope) - mu_eq * math.cos(slope))
     np.testing.assert_allclose(dvdt[sea], a_sea, rtol=1e-5, atol=1e-6)
     assert np.all(a_sea < a_land)
+    # final speed against the closed form: on land v = a_land t up to the shoreline (plan
+    # x = 0, 200 m away), then dv/dt = A - B v^2 whose solution above the terminal speed
+    # v_t = sqrt(A / B) is v = v_t coth(sqrt(A B) (t - t_c) + acoth(v_c / v_t))
+    s_c = 200.0 / math.cos(slope)
+    t_c = math.sqrt(2.0 * s_c / a_land)
+    v_c = a_land * t_c
+    big_a = alpha * G * (math.sin(slope) - 0.04 * math.cos(slope))
+    big_b = alpha * G * math.cos(slope) * 0.5 * (2200.0 / 1030.0) / (G * 100.0)
+    v_t = math.sqrt(big_a / big_b)
+    exact = v_t / math.tanh(math.sqrt(big_a * big_b) * (24.0 - t_c) + math.atanh(v_t / v_c))
+    fixed = run_case(CASES / "pointmass_shoreline.toml", tmp_path / "f", "time.t_end=24.0",
+                     "output.every=1.0")["results"]
+    adaptive = run_case(CASES / "pointmass_shoreline.toml", tmp_path / "a", "time.t_end=24.0",
+                        "output.every=1.0", "time.scheme='rk4_adaptive'", "time.dt=1.0",
+                        "time.rtol=1e-10", "time.atol=1e-10")["results"]
+    assert adaptive["steps"] < fixed["steps"]
+    # the fixed step straddles the switch (first-order error there); adaptive steps resolve it
+    assert fixed["final_com_speed"] == pytest.approx(exact, rel=1e-3)
+    assert adaptive["final_com_speed"] == pytest.approx(exact, rel=1e-7)
+
+
+def test_stop_criterion_ends_a_decelerating_slide(tmp_path):
+    """A block launched downhill at 10 m/s on a 10 deg plane with mu = 0.5 decelerates at
+    g (mu cos - sin) and stops when every mass is slower than stop_speed."""
+    out = run_case(CASES / "pointmass_incline.toml", tmp_path / "st", "surface.slope_deg=10.0",
+                   "friction.mu=0.5", "grid.velocity=[10.0, 0.0]", "time.stop_speed=0.1",
+                   "time.stop_after=0.0", "output.vtk=false")["results"]
+    decel = G * (0.5 * math.cos(math.radians(10.0)) - math.sin(math.radians(10.0)))
+    v0 = 10.0 / math.cos(math.radians(10.0))          # plan speed 10 m/s along the dip
+    assert out["stop_reason"] == "stopped"
+    assert out["stop_time"] == pytest.approx((v0 - 0.1) / decel, abs=0.05)
+    assert out["final_com_speed"] < 0.1
 
 
 def test_scilla_like_slide_runs_on_the_dem(tmp_path):
@@ -132,7 +164,7 @@ t_end = 1.0
     return case
 
 
-@pytest.mark.parametrize("what", ["outside", "tiny", "overconstrained", "sweep"])
+@pytest.mark.parametrize("what", ["outside", "tiny", "overconstrained", "sweep", "drag"])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, what):
     out = tmp_path / "o"
     if what == "outside":
@@ -143,8 +175,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, what):
         args, expect = [], "below the DEM spacing"
     elif what == "overconstrained":
         case, args, expect = CASES / "scilla.toml", ["links.diagonals='rb'"], "over-constrained"
-    else:
+    elif what == "sweep":
         case, args, expect = CASES / "scilla.toml", ["sweep.runs=[[3, 0]]"], "sweep.runs[0]"
+    else:
+        case, args, expect = CASES / "pointmass_shoreline.toml", ["water.drag_length=0.0"], \
+            "drag_length"
     cmd = ["run", str(case), "--out", str(out), "--quiet"]
     for a in args:
         cmd += ["--set", a]

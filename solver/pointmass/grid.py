@@ -166,6 +166,11 @@ def build_body(cfg: Config, surface: Surface, where: str) -> Body:
         raise InputError(f"{where}: grid", f"{int(off.sum())} of {len(body.m)} masses lie outside "
                          f"the surface{span}, e.g. mass {k} at ({body.xy[k, 0]:.6g}, "
                          f"{body.xy[k, 1]:.6g})")
+    lonely = np.setdiff1d(np.arange(len(body.m)), body.sides.ravel())
+    if len(lonely) and cfg.surface.z_sea > -math.inf and cfg.water.drag_coefficient > 0.0 \
+            and cfg.water.drag_length == 0.0:
+        raise InputError(f"{where}: water.drag_length", f"{len(lonely)} masses have no grid side "
+                         "to take the drag length l_v from: give water.drag_length > 0")
     n, n_rb = len(body.m), len(body.rb)
     if n_rb > 0 and n_rb > 2 * n - 3:
         raise InputError(f"{where}: links", f"the RB grid is over-constrained: {n_rb} RB links "
