@@ -143,6 +143,10 @@ def test_sweep_on_two_ranks_gives_the_same_table(tmp_path):
     assert two["ranks"] == 2
     assert two["results"]["runs"] == one
     assert [r["n_masses"] for r in one] == [9, 12, 12]
+    # every grid carries the whole slide: same total mass and (to the sampling) the same CoM
+    for r in one:
+        assert r["mass_total"] == pytest.approx(2200.0 * 6.4e6, rel=1e-12)
+        np.testing.assert_allclose(r["initial_com"][:2], one[0]["initial_com"][:2], atol=2.0)
     assert (tmp_path / "r2" / "scilla.pvd").exists()
     assert (tmp_path / "r2" / "runs" / "run_001.csv").exists()
 
