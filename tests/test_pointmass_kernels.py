@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from solver.pointmass.forces import RbSystem, ep_factor, scatter_link_forces
 from solver.pointmass.surface import Raster, SphereCup
 
 RNG = np.random.default_rng(7)
+ROOT_DIR = Path(__file__).resolve().parents[1]
 
 
 def test_expression_derivatives_are_exact_against_sphere_cup():
@@ -113,3 +115,37 @@ def test_sphere_cup_theory_formula_matches_eq_12_for_three_masses():
     theta, v0, m, g, rs = math.radians(64.0), 20.0, 5.0, 9.81, 100.0
     eq12 = m * g / math.sqrt(3.0) * (math.tan(theta) - v0 ** 2 / (rs * g * math.sin(theta)))
     assert ring_force_theory(3, m, g, rs, theta, v0) == pytest.approx(eq12, rel=1e-14)
+
+
+def _footprint_case(**grid):
+    from solver.case import from_dict
+    from solver.pointmass.config import Config
+    data = {"surface": {"kind": "plane", "slope_deg": 10.0},
+            "grid": {"kind": "footprint",
+                     "footprint": [[0.0, 0.0], [400.0, 0.0], [400.0, 200.0], [0.0, 200.0]],
+                     "nx": 4, "ny": 2, "density": 2000.0, **grid}}
+    return from_dict(Config, data, "t.toml", "", ROOT_DIR)
+
+
+def test_footprint_grid_masses_follow_thickness_list_and_raster(tmp_path):
+    from solver.pointmass.grid import build_body
+    from solver.pointmass.surface import Plane
+    plane = Plane(10.0, 0.0, 0.0)
+    values = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    body = build_body(_footprint_case(thickness_values=values), plane, "t.toml")
+    np.testing.assert_allclose(body.m, 2000.0 * 100.0 * 100.0 * np.array(values), rtol=1e-12)
+    np.testing.assert_allclose(body.xy[:4, 0], [50.0, 150.0, 250.0, 350.0], rtol=1e-12)
+    assert len(body.sides) == 3 * 2 + 4 and len(body.diagonals) == 2 * 3
+    assert len(body.rb) == 10 and len(body.ep) == 6
+    # a thickness raster t = x / 100 (.npy, origin/spacing), rescaled to a volume
+    xs = np.arange(-50.0, 451.0, 25.0)
+    np.save(tmp_path / "t.npy", np.tile(xs / 100.0, (13, 1)))
+    body = build_body(_footprint_case(thickness_path=str(tmp_path / "t.npy"),
+                                      thickness_origin=[-50.0, -50.0],
+                                      thickness_spacing=[25.0, 25.0], volume=1e5),
+                      plane, "t.toml")
+    assert body.m.sum() == pytest.approx(2000.0 * 1e5, rel=1e-12)
+    # CoM of t = x/100 over [0, 400]: int x^2 / int x = (2/3) 400
+    com = (body.m[:, None] * body.xy).sum(axis=0) / body.m.sum()
+    assert com[0] == pytest.approx(800.0 / 3.0, rel=1e-3)
+    assert com[1] == pytest.approx(100.0, rel=1e-12)
