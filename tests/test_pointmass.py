@@ -192,3 +192,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, what):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and expect in lines[0], lines
     assert not (out / "summary.json").exists()
+
+
+def test_run_stops_cleanly_when_a_mass_leaves_the_surface(tmp_path):
+    """z = -tan(30) x + 0 sqrt(250 - x) is undefined beyond x = 250: the front masses (plan
+    x = 100) get there after a plan travel of 150 m and the run ends there with its results."""
+    out = run_case(CASES / "pointmass_incline.toml", tmp_path / "edge",
+                   "surface.kind='expression'", "surface.expression='-tan(pi/6)*x + 0*sqrt(250-x)'",
+                   "time.t_end=20.0", "output.vtk=false")["results"]
+    a = G * (math.sin(math.radians(30.0)) - 0.3 * math.cos(math.radians(30.0)))
+    t_edge = math.sqrt(2.0 * 150.0 / math.cos(math.radians(30.0)) / a)
+    assert out["stop_reason"] == "left_surface"
+    assert t_edge - 0.1 < out["final_time"] < t_edge

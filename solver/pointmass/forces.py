@@ -37,12 +37,11 @@ def ep_factor(w: np.ndarray, w1: float, w2: float, w3: float, k_max: float,
     attraction peaking at k_min at w2 and vanishing at w3).
     """
     alpha = k_min * abs(w1) / w2
-    out = np.zeros_like(w)
-    comp = w < 0.0
-    gap = np.where(comp & (w > w1), w - w1, 1.0)
-    out = np.where(comp, np.where(w > w1, np.minimum(k_max, alpha * (-w) / gap), k_max), out)
-    out = np.where((w >= 0.0) & (w < w2), -k_min * w / w2, out)
-    return np.where((w >= w2) & (w < w3), -k_min * (w3 - w) / (w3 - w2), out)
+    gap = np.where(w > w1, w - w1, 1.0)
+    compression = np.where(w > w1, np.minimum(k_max, alpha * (-w) / gap), k_max)
+    tension = np.where(w < w2, -k_min * w / w2,
+                       np.where(w < w3, -k_min * (w3 - w) / (w3 - w2), 0.0))
+    return np.where(w < 0.0, compression, tension)
 
 
 def link_geometry(r3: np.ndarray, pairs: np.ndarray):
