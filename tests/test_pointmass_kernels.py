@@ -1,4 +1,4 @@
-"""Unit tests of the point-mass kernels: surfaces and their derivatives, rasters, EP law, RB solve."""
+"""Unit tests of the point-mass kernels: surfaces, derivatives, rasters, EP law, RB solve."""
 
 from __future__ import annotations
 
@@ -94,7 +94,8 @@ def test_ep_law_branches_and_continuity():
 
 def test_rb_system_two_masses_on_a_line_give_centripetal_tension():
     """Two masses of 2 kg and 1 kg spinning about their CoM on a frictionless plane with the
-    link length L = 3 m and angular speed w: the link tension is m_red w^2 L (no gravity in plane)."""
+    link length L = 3 m and angular speed w: the link tension is m_red w^2 L (gravity is
+    normal to the plane)."""
     w, length = 0.7, 3.0
     r3 = np.array([[1.0, 0.0, 0.0], [-2.0, 0.0, 0.0]])
     v3 = np.array([[0.0, w * 1.0, 0.0], [0.0, -w * 2.0, 0.0]])

@@ -21,18 +21,20 @@ class SurfaceConfig:
     """The sliding surface z = f(x, y) and the sea level."""
 
     kind: Literal["plane", "sphere_cup", "expression", "raster"] = param(
-        unit="-", doc="plane, sphere_cup (bottom at the origin), expression z = f(x, y), or raster DEM")
+        unit="-", doc="plane, sphere_cup (bottom at the origin), expression z = f(x, y), "
+                      "or raster DEM")
     slope_deg: float = param(0.0, unit="deg", doc="plane: dip angle", ge=0.0, lt=90.0)
     dip_direction_deg: float = param(0.0, unit="deg",
                                      doc="plane: downhill direction, counterclockwise from +x")
     z0: float = param(0.0, unit="m", doc="plane: height at the origin")
     radius: float = param(100.0, unit="m", doc="sphere_cup: sphere radius R_s", gt=0.0)
-    expression: str = param("", unit="m", doc="expression: f(x, y) in Python syntax with + - * / **, "
-                            "sin cos tan exp log sqrt tanh arctan sinh cosh, pi, e and constants")
+    expression: str = param("", unit="m", doc="expression: f(x, y) in Python syntax with "
+                            "+ - * / **, sin cos tan exp log sqrt tanh arctan sinh cosh, pi, e "
+                            "and constants")
     constants: dict[str, float] = param(unit="-", doc="expression: named constants it may use",
                                         default_factory=dict)
-    path: str = param("", unit="-", doc="raster: DEM file, ESRI ASCII grid (.asc) or .npy z[iy, ix]",
-                      path=True)
+    path: str = param("", unit="-", doc="raster: DEM file, ESRI ASCII grid (.asc) or .npy "
+                      "z[iy, ix]", path=True)
     origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: x, y of node [0, 0]")
     spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: node spacing dx, dy", ge=0.0)
     z_sea: float = param(-INF, unit="m", doc="sea level: a mass with z < z_sea is underwater")
@@ -58,7 +60,8 @@ class GridConfig:
                                   default_factory=list)
     nx: int = param(3, unit="-", doc="footprint: cells (masses) along the grid x axis", ge=1)
     ny: int = param(3, unit="-", doc="footprint: cells (masses) along the grid y axis", ge=1)
-    angle_deg: float = param(0.0, unit="deg", doc="footprint: grid x axis, counterclockwise from +x")
+    angle_deg: float = param(0.0, unit="deg",
+                             doc="footprint: grid x axis, counterclockwise from +x")
     thickness: float = param(1.0, unit="m", doc="footprint: uniform thickness (no raster or list)",
                              gt=0.0)
     thickness_path: str = param("", unit="-", doc="footprint: thickness raster (.asc or .npy)",
@@ -84,7 +87,8 @@ class GridConfig:
     tangential_speed: float = param(0.0, unit="m/s", doc="ring: initial horizontal speed v0 "
                                     "tangent to the circle, counterclockwise")
     speed_over_escape: float = param(0.0, unit="-", doc="ring on a sphere_cup: if > 0, v0 as a "
-                                     "multiple of the escape speed sqrt(R_s g sin(theta) tan(theta))",
+                                     "multiple of the escape speed "
+                                     "sqrt(R_s g sin(theta) tan(theta))",
                                      ge=0.0)
 
     def validate(self, where: str) -> None:
@@ -228,4 +232,5 @@ class Config:
                 and self.surface.kind != "sphere_cup":
             raise InputError(f"{where}: grid.colatitude_deg", "needs surface.kind = 'sphere_cup'")
         if self.grid.speed_over_escape > 0.0 and self.surface.kind != "sphere_cup":
-            raise InputError(f"{where}: grid.speed_over_escape", "needs surface.kind = 'sphere_cup'")
+            raise InputError(f"{where}: grid.speed_over_escape",
+                             "needs surface.kind = 'sphere_cup'")

@@ -56,7 +56,6 @@ def _march(cfg: Config, model: Model, csv_path, vtk, progress) -> tuple[dict, np
     t, steps, h = 0.0, 0, tc.dt
     state = {"peak_speed": 0.0, "peak_time": 0.0, "energy": 0.0, "distance": 0.0}
     history = []
-    next_out = 0.0
     stop_reason, stop_time = "t_end", None
 
     def observe(t: float, y: np.ndarray) -> float:
@@ -93,15 +92,15 @@ def _march(cfg: Config, model: Model, csv_path, vtk, progress) -> tuple[dict, np
                 step = min(h, tc.dt, tc.t_end - t, next_out - t)
                 y_new, step, h = rk4_adaptive_step(model.rhs, y, step, tc.rtol, tc.atol,
                                                    tc.dt_min)
-            observed = observe(t + step, y_new)
+            t_new = min((steps + 1) * tc.dt, tc.t_end) if tc.scheme == "rk4" else t + step
+            observed = observe(t_new, y_new)
         except LeftSurface:
             stop_reason = "left_surface"
             break
         except StepTooSmall:
             stop_reason = "step_too_small"
             break
-        y, steps = y_new, steps + 1
-        t = min(steps * tc.dt, tc.t_end) if tc.scheme == "rk4" else t + step
+        y, t, steps = y_new, t_new, steps + 1
         stopping = tc.stop_speed > 0.0 and t >= tc.stop_after and observed < tc.stop_speed
         if t >= next_out - eps or stopping or t >= tc.t_end - eps:
             record(t, y)

@@ -51,7 +51,8 @@ def expand(case: Case) -> list[RunSpec]:
             for part in parts[:-1]:
                 table = table.setdefault(part, {})
                 if not isinstance(table, dict):
-                    raise InputError(f"{case.path}: sweep.keys", f"{key!r}: {part!r} is not a table")
+                    raise InputError(f"{case.path}: sweep.keys",
+                                     f"{key!r}: {part!r} is not a table")
             table[parts[-1]] = value
         try:
             run_cfg = from_dict(Config, data, str(case.path), "", case.path.parent)
