@@ -7,6 +7,8 @@
   closed form for a rigid block glued on uniform springs (see :func:`failure_theory`).
 * ``column``: a gravity-loaded column relaxed to equilibrium; element stresses against
   sigma_zz = -rho g (H - z).
+* ``sliding``: a block on a fixed base (contact only) in the last stage, its acceleration
+  against a = g (sin(theta) - cos(theta) tan(phi)).
 """
 
 from __future__ import annotations
@@ -233,6 +235,55 @@ class ColumnObserver:
                 "stress_rel_error_max": err, "unbalance_ratio": self.unbalance}
 
 
+class SlidingObserver:
+    """Velocity of the block's centre of mass along the slope during the last stage.
+
+    The base's plane is z = const and the tilt turns gravity, so theta is the angle between
+    gravity and -z, the downslope direction the tangential part of g, and
+    a = |g| (sin(theta) - cos(theta) tan(phi)) while it slides (0 if tan(phi) >= tan(theta)).
+    The numeric acceleration is the least-squares slope of the downslope velocity over the
+    second half of the stage (after the tilt transients have passed).
+    """
+
+    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+        self.comm = comm
+        self.cfg = cfg
+        self.model = model
+        ids = _group_ids(mesh, cfg.analysis.block_group, "analysis.block_group")
+        self.in_block = np.repeat(np.isin(model.group, ids), 8)
+        pts = mesh.points[mesh.cells[np.isin(mesh.groups, ids)]].reshape(-1, 3)
+        self.size = float(np.ptp(pts, axis=0).max())
+        self.samples = []
+
+    def __call__(self, loop, info) -> None:
+        if info.stage is not self.cfg.stages[-1] or info.step % self.cfg.analysis.sample_every:
+            return
+        m = self.model
+        w = m.mass * self.in_block
+        s = _global_sum(self.comm, np.concatenate([(w[:, None] * m.v[: m.n_own]).sum(0),
+                                                   (w[:, None] * m.x[: m.n_own]).sum(0),
+                                                   [w.sum()]]))
+        self.g = loop.g0 if not self.samples else self.g
+        self.samples.append((info.stage_time, s[:3] / s[6], s[3:6] / s[6]))
+
+    def results(self) -> dict:
+        g = np.asarray(self.g, float)
+        theta = math.acos(-g[2] / np.linalg.norm(g))
+        downslope = g - g[2] * np.array([0.0, 0.0, 1.0])
+        downslope /= np.linalg.norm(downslope)
+        tan_phi = math.tan(math.radians(self.cfg.contact.friction_deg))
+        theory = max(np.linalg.norm(g) * (math.sin(theta) - math.cos(theta) * tan_phi), 0.0)
+        t = np.array([p[0] for p in self.samples])
+        v = np.array([p[1] @ downslope for p in self.samples])
+        x = np.array([p[2] for p in self.samples])
+        late = t >= 0.5 * t[-1]
+        numeric = float(np.polyfit(t[late], v[late], 1)[0])
+        moved = float(np.linalg.norm(x - x[0], axis=1).max()) / self.size
+        return {"acceleration_numeric": numeric, "acceleration_theory": theory,
+                "rel_error": abs(numeric - theory) / theory if theory > 0 else math.nan,
+                "tilt_deg": math.degrees(theta), "displacement_ratio": moved}
+
+
 def make_observer(comm, cfg: Config, mesh: HexMesh, model):
     """The observer of the case's ``analysis.type`` (or None)."""
     kind = cfg.analysis.type
@@ -242,4 +293,6 @@ def make_observer(comm, cfg: Config, mesh: HexMesh, model):
         return FailureObserver(cfg, mesh)
     if kind == "column":
         return ColumnObserver(comm, cfg, mesh, model)
+    if kind == "sliding":
+        return SlidingObserver(comm, cfg, mesh, model)
     return None

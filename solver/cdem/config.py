@@ -91,6 +91,31 @@ class InterfaceConfig:
 
 
 @dataclass
+class ContactConfig:
+    """Semi-spring contact between blocks (solver.cdem.contact)."""
+
+    enabled: bool = param(False, unit="-", doc="detect and resolve block contacts")
+    friction_deg: float = param(30.0, unit="deg", doc="contact friction angle", ge=0.0, lt=90.0)
+    normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per area (0: beta (K+4G/3)/h)",
+                                    ge=0.0)
+    shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_t per area (0: beta G/h)", ge=0.0)
+    stiffness_factor: float = param(1.0, unit="-", doc="beta of the default stiffness", gt=0.0)
+    restitution: float = param(0.5, unit="-", doc="normal restitution e_n of the dashpot",
+                               gt=0.0, le=1.0)
+    indentation: float = param(0.01, unit="-", doc="alpha in d = alpha L (seed 002 Eq. 3)",
+                               gt=0.0, lt=0.5)
+    tolerance: float = param(1e-3, unit="-", doc="search tolerance / median face size",
+                             gt=0.0)
+    margin: float = param(0.25, unit="-", doc="search margin / median face size", gt=0.0)
+    renew_every: int = param(100, unit="-", doc="steps between target renewals", ge=1)
+
+    def validate(self, where: str) -> None:
+        if self.tolerance >= self.indentation:
+            raise InputError(f"{where}.tolerance", "must be below the indentation alpha "
+                                                   "(seed 002: d = alpha L > tolerance)")
+
+
+@dataclass
 class Boundary:
     """Fixed or prescribed-velocity degrees of freedom of the nodes inside a box."""
 
@@ -156,7 +181,7 @@ class OutputConfig:
 class Analysis:
     """What the run measures for its results (see solver.cdem.analyses)."""
 
-    type: Literal["none", "pendulum", "failure", "column"] = param(
+    type: Literal["none", "pendulum", "failure", "column", "sliding"] = param(
         "none", unit="-", doc="which result set to compute")
     mode: Literal["tensile", "shear", "toppling"] = param(
         "tensile", unit="-", doc="failure: which closed form is the theory")
@@ -181,6 +206,7 @@ class Config:
     time: TimeConfig = param(unit="-", doc="time step", default_factory=TimeConfig)
     output: OutputConfig = param(unit="-", doc="output", default_factory=OutputConfig)
     analysis: Analysis = param(unit="-", doc="results to compute", default_factory=Analysis)
+    contact: ContactConfig = param(unit="-", doc="block contact", default_factory=ContactConfig)
     partitioner: Literal["metis", "rcb"] = param("metis", unit="-",
                                                  doc="element partitioner across MPI ranks")
 

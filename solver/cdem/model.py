@@ -108,6 +108,7 @@ class LocalModel:
     halo: NodeHalo
     n_faces_global: int
     dt_limit_local: float
+    contact: object = None      # solver.cdem.contact.ContactSet when contact is enabled
 
     @property
     def n_el(self) -> int:
@@ -185,10 +186,11 @@ def interface_strength(cfg: Config, mesh: HexMesh, mats: ElementMaterials, elem:
 
 def stable_dt(mats: ElementMaterials, x_el: np.ndarray, volumes: np.ndarray, mass: np.ndarray,
               node_i: np.ndarray, node_j: np.ndarray, k_n: np.ndarray, k_s: np.ndarray,
-              n_nodes: int) -> np.ndarray:
+              n_nodes: int, k_extra: np.ndarray | None = None) -> np.ndarray:
     """Stable central-difference step per element (n_el,), Gershgorin bound per node:
     omega^2 <= (2 c_p / h)^2 + 2 sum_springs max(K_n, K_s) / m_node, dt = 2 / omega_max,
-    with c_p = sqrt((K + 4G/3) / rho) and h = V / (largest face area) the element thickness."""
+    with c_p = sqrt((K + 4G/3) / rho) and h = V / (largest face area) the element thickness;
+    ``k_extra`` (n_nodes,) adds contact stiffness a node may carry."""
     faces = x_el[:, FACES]
     largest = np.max(face_areas(faces.reshape(-1, 4, 3)).reshape(-1, 6), axis=1)
     h = volumes / largest
@@ -198,6 +200,8 @@ def stable_dt(mats: ElementMaterials, x_el: np.ndarray, volumes: np.ndarray, mas
     k_max = np.maximum(k_n, k_s)[:, None] * np.ones((1, 4))
     np.add.at(k_node, node_i.ravel(), k_max.ravel())
     np.add.at(k_node, node_j.ravel(), k_max.ravel())
+    if k_extra is not None:
+        k_node += k_extra
     omega_sq = np.repeat(omega_el ** 2, 8) + 2.0 * k_node[: len(mass)] / mass
     return 2.0 / np.sqrt(omega_sq.reshape(-1, 8).max(axis=1))
 
@@ -257,7 +261,7 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
     dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, node_i, node_j, k_n,
                       k_s, n_nodes)
     n_f = len(owned)
-    return LocalModel(
+    model = LocalModel(
         elem_gid=mine, group=mesh.groups[mine], x0=x0, x=x, v=np.zeros((n_nodes, 3)),
         du=np.zeros((n_nodes, 3)), f_int=np.zeros((n_nodes, 3)), f_spr=np.zeros((n_nodes, 3)),
         mass=mass, lam=mats.lam[mine], mu=mats.mu[mine], density=mats.density[mine],
@@ -267,6 +271,20 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
         cohesion=cohesion[owned], tan_phi=tan_phi[owned], u_n=np.zeros((n_f, 4)),
         f_s=np.zeros((n_f, 4, 3)), state=np.full((n_f, 4), INTACT, dtype=np.uint8), halo=halo,
         n_faces_global=topo.n_faces, dt_limit_local=float(dt_el.min()) if len(dt_el) else np.inf)
+    if cfg.contact.enabled:
+        from solver.cdem.contact import ContactSet
+        model.contact = ContactSet(comm, cfg, mesh, model, topo, parts, mats, volumes)
+        model.contact.update_glue()
+        k_extra = np.zeros(n_nodes)
+        k_el = model.contact.stable_stiffness()
+        local_k = np.searchsorted(np.sort(mine), model.contact.surface_elems)
+        on_me = parts[model.contact.surface_elems] == rank
+        rows = (8 * local_k[on_me][:, None] + np.arange(8)).ravel()
+        k_extra[rows] = np.repeat(k_el[on_me], 8)
+        dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, node_i, node_j,
+                          k_n, k_s, n_nodes, k_extra)
+        model.dt_limit_local = float(dt_el.min()) if len(dt_el) else np.inf
+    return model
 
 
 def _sub(mats: ElementMaterials, idx: np.ndarray) -> ElementMaterials:

@@ -118,8 +118,9 @@ class StepInfo:
 
 
 def gravity_at(g0: np.ndarray, stage: Stage, t: float) -> tuple[np.ndarray, dict]:
-    """Gravity vector of a stage at stage time t: turned about ``tilt_axis`` by tilt_rate t
-    (a slowly tilting base) and scaled by (1 + gravity_ramp t)."""
+    """Gravity vector of a stage at load time t: the stage's starting gravity g0 turned about
+    ``tilt_axis`` by tilt_rate t (a slowly tilting base) and scaled by (1 + gravity_ramp t).
+    The next stage starts from the gravity this one ended with (tilts accumulate)."""
     angle = math.radians(stage.tilt_rate * t)
     axis = np.asarray(stage.tilt_axis, dtype=float)
     axis /= np.linalg.norm(axis)
@@ -150,6 +151,7 @@ class TimeLoop:
         self.sums = np.zeros(6)
         self.unbalance = math.inf
         self.compute_seconds = 0.0
+        self.contacts_active = 0
 
     def one_step(self, g: np.ndarray, stage: Stage) -> int:
         m = self.m
@@ -168,6 +170,8 @@ class TimeLoop:
                                 stage.breakable, self.tally)
         self.compute_seconds += time.perf_counter() - t0
         m.halo.reverse_add(m.f_spr)
+        if m.contact is not None:
+            self.contacts_active = m.contact.step(self.dt)
         return broken
 
     def reduce_step(self, broken: int) -> int:
@@ -186,9 +190,10 @@ class TimeLoop:
     def update_stored_energy(self) -> None:
         """Element and spring strain energy and spring dissipation (global; at samples)."""
         m = self.m
+        contact = m.contact.tally if m.contact is not None else np.zeros(3)
         local = np.array([strain_energy(m.x, m.stress, m.lam, m.mu, DNDXI),
-                          interface_energy(m.k_n, m.k_s, m.u_n, m.f_s, m.state),
-                          self.tally[0] + self.tally[1]])
+                          interface_energy(m.k_n, m.k_s, m.u_n, m.f_s, m.state) + contact[2],
+                          self.tally[0] + self.tally[1] + contact[0] + contact[1]])
         total = np.empty(3)
         self.comm.Allreduce(local, total, op=MPI.SUM)
         self.energies.strain, self.energies.spring, self.energies.spring_dissipated = total
@@ -207,6 +212,8 @@ class TimeLoop:
             g, load = gravity_at(self.g0, stage, t_load)
             broken = self.reduce_step(self.one_step(g, stage))
             self.broken_total += broken
+            if broken and self.m.contact is not None:
+                self.m.contact.update_glue()
             steps += 1
             self.step += 1
             self.time += self.dt
@@ -226,6 +233,7 @@ class TimeLoop:
             if stage.kind == "relax" and self.unbalance < stage.unbalance_tol and steps > 1:
                 reason = "converged"
                 break
+        self.g0 = gravity_at(self.g0, stage, t_load)[0]
         if stage.reset_displacement:
             self.reset_displacement()
         return reason

@@ -1,0 +1,411 @@
+"""Semi-spring contact between blocks (seed 002 sections 3-5), forces by solver.contact_laws.
+
+Semi-springs (seed 002 Eq. 3-4): every vertex v of every contact-capable face of a block is
+indented into that face, x_ss = (1 - alpha) x_v + alpha x_c (x_c the face centre, so
+|x_ss - x_v| = alpha L, alpha = 1 % by default): 24 per hexahedron, each with the
+characteristic area A_SS = A_face / 4. A face is contact-capable when it is on the boundary
+of the mesh or when all four interface springs glued to it have broken; semi-springs of glued
+faces, and contacts between two elements still glued by an intact spring, are skipped.
+
+Detection (seed 002 section 4): a fixed-length array of 8 potential target faces per
+semi-spring, renewed every ``renew_every`` steps and at once when any surface node has moved
+more than half the search margin since the last renewal (so no contact is ever missed: two
+points approach each other by at most the margin between renewals). The candidates are the
+nearest face centres within (largest face circumradius + margin), found with a k-d tree on the
+face centres (scipy cKDTree, in place of the paper's static cell grid). Each step a semi-spring
+takes as its target the candidate face with
+
+* (a) signed distance delta = (x_ss - x_f) . n_f below the search tolerance and the
+  projection x_ss - delta n_f inside the face (two triangles, barycentric test), where a
+  negative delta is accepted only if the semi-spring lies inside the target element
+  (seed 002 case (b): (x_ss - x_g) . n_g <= tol for all six faces g, Eq. 8),
+* and, among those, the largest delta (the nearest face).
+
+Forces (seed 002 Eq. 13): penalty springs in the target face's frame, K_n = k_n A_SS,
+K_t = k_t A_SS: the normal force of solver.contact_laws.laws.normal_force on the overlap
+-delta (no tension, dashpot for a normal restitution e_n) and the incremental Cundall-Strack
+tangential spring with the Coulomb cap mu F_n (cundall_strack_xyz) on the relative
+displacement increment of the semi-spring point and its projection. The force on the
+semi-spring goes to its face's nodes with the weights of x_ss ((1 - alpha) + alpha/4 on the
+vertex, alpha/4 on the others), its reaction to the target face's nodes with the barycentric
+weights of the projection. Changing target resets the tangential spring.
+
+Across MPI ranks, the nodes of all contact-capable elements are gathered on every rank each
+step (Allgatherv) and contact forces are summed (Allreduce): every rank evaluates its own
+semi-springs against any target. This is exact, but its traffic grows with the whole contact
+surface, not with the partition boundary.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from mpi4py import MPI
+from numba import njit
+from scipy.spatial import cKDTree
+
+from solver.cdem.hex8 import FACES
+from solver.cdem.interface import face_areas
+from solver.contact_laws.laws import STICK, SLIP, OPEN, cundall_strack_xyz, normal_force
+
+N_CANDIDATES = 8
+
+
+@njit(cache=True)
+def _face_frame(x, nodes):
+    """Centroid and unit normal (c - a) x (d - b) of the quad with the given node rows."""
+    a, b, c, d = nodes[0], nodes[1], nodes[2], nodes[3]
+    n0 = (x[c, 1] - x[a, 1]) * (x[d, 2] - x[b, 2]) - (x[c, 2] - x[a, 2]) * (x[d, 1] - x[b, 1])
+    n1 = (x[c, 2] - x[a, 2]) * (x[d, 0] - x[b, 0]) - (x[c, 0] - x[a, 0]) * (x[d, 2] - x[b, 2])
+    n2 = (x[c, 0] - x[a, 0]) * (x[d, 1] - x[b, 1]) - (x[c, 1] - x[a, 1]) * (x[d, 0] - x[b, 0])
+    inv = 1.0 / math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+    c0 = 0.25 * (x[a, 0] + x[b, 0] + x[c, 0] + x[d, 0])
+    c1 = 0.25 * (x[a, 1] + x[b, 1] + x[c, 1] + x[d, 1])
+    c2 = 0.25 * (x[a, 2] + x[b, 2] + x[c, 2] + x[d, 2])
+    return c0, c1, c2, n0 * inv, n1 * inv, n2 * inv
+
+
+@njit(cache=True)
+def _barycentric(x, i, j, k, p0, p1, p2, n0, n1, n2):
+    """Barycentric weights of point p in triangle (i, j, k), measured in the plane normal n."""
+    def area(a0, a1, a2, b0, b1, b2, c0, c1, c2):
+        u0, u1, u2 = b0 - a0, b1 - a1, b2 - a2
+        v0, v1, v2 = c0 - a0, c1 - a1, c2 - a2
+        return (u1 * v2 - u2 * v1) * n0 + (u2 * v0 - u0 * v2) * n1 + (u0 * v1 - u1 * v0) * n2
+
+    total = area(x[i, 0], x[i, 1], x[i, 2], x[j, 0], x[j, 1], x[j, 2], x[k, 0], x[k, 1], x[k, 2])
+    wi = area(p0, p1, p2, x[j, 0], x[j, 1], x[j, 2], x[k, 0], x[k, 1], x[k, 2]) / total
+    wj = area(x[i, 0], x[i, 1], x[i, 2], p0, p1, p2, x[k, 0], x[k, 1], x[k, 2]) / total
+    return wi, wj, 1.0 - wi - wj
+
+
+@njit(cache=True)
+def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
+                 k_n, k_t, c_n, mu, tol, dt, target, f_t, f_n_out, status, tally):
+    """Semi-spring -> target-face contact forces of all semi-springs (see module docstring).
+
+    x, du, f: (n_nodes, 3) surface-node coordinates, step increments, force accumulator;
+    face_nodes (n_faces, 4) node rows of every surface face (outward order; faces 6k..6k+5
+    belong to surface element k); ss_face, ss_vertex (n_ss,) the semi-spring's face and vertex
+    (0..3); candidates (n_ss, 8) potential target faces (-1: none); k_n, k_t, c_n (n_ss,)
+    spring constants [N/m] and dashpot [N s/m]; mu friction coefficient; tol search tolerance
+    [m]; target (n_ss,) current target face, f_t (n_ss, 3) tangential force, both updated;
+    f_n_out, status (n_ss,) written; tally (3,) += friction, dashpot dissipation [J] and stored
+    contact energy [J] (the last overwritten). Returns the number of contacts in compression.
+    """
+    n_active = 0
+    stored = 0.0
+    for s in range(ss_face.shape[0]):
+        own = face_nodes[ss_face[s]]
+        v = own[ss_vertex[s]]
+        w_other = 0.25 * alpha
+        w_vertex = 1.0 - alpha + w_other
+        p0 = w_vertex * x[v, 0]
+        p1 = w_vertex * x[v, 1]
+        p2 = w_vertex * x[v, 2]
+        u0 = w_vertex * du[v, 0]
+        u1 = w_vertex * du[v, 1]
+        u2 = w_vertex * du[v, 2]
+        for k in range(4):
+            if k != ss_vertex[s]:
+                q = own[k]
+                p0 += w_other * x[q, 0]
+                p1 += w_other * x[q, 1]
+                p2 += w_other * x[q, 2]
+                u0 += w_other * du[q, 0]
+                u1 += w_other * du[q, 1]
+                u2 += w_other * du[q, 2]
+        best = -1
+        best_delta = -np.inf
+        bw0 = bw1 = bw2 = 0.0
+        bt = 0
+        bn0 = bn1 = bn2 = 0.0
+        for c in range(candidates.shape[1]):
+            fc = candidates[s, c]
+            if fc < 0:
+                continue
+            nodes = face_nodes[fc]
+            c0, c1, c2, n0, n1, n2 = _face_frame(x, nodes)
+            delta = (p0 - c0) * n0 + (p1 - c1) * n1 + (p2 - c2) * n2
+            if delta > tol or delta <= best_delta:
+                continue
+            if delta < 0.0:
+                base = 6 * (fc // 6)
+                inside = True
+                for g in range(6):
+                    gc0, gc1, gc2, gn0, gn1, gn2 = _face_frame(x, face_nodes[base + g])
+                    if (p0 - gc0) * gn0 + (p1 - gc1) * gn1 + (p2 - gc2) * gn2 > tol:
+                        inside = False
+                        break
+                if not inside:
+                    continue
+            q0 = p0 - delta * n0
+            q1 = p1 - delta * n1
+            q2 = p2 - delta * n2
+            for tri in range(2):
+                i, j, kk = nodes[0], nodes[1 + tri], nodes[2 + tri]
+                wi, wj, wk = _barycentric(x, i, j, kk, q0, q1, q2, n0, n1, n2)
+                eps = -1e-9
+                if wi >= eps and wj >= eps and wk >= eps:
+                    best, best_delta = fc, delta
+                    bw0, bw1, bw2, bt = wi, wj, wk, tri
+                    bn0, bn1, bn2 = n0, n1, n2
+                    break
+        if best < 0 or best_delta >= 0.0:
+            target[s] = best
+            f_t[s, 0] = 0.0
+            f_t[s, 1] = 0.0
+            f_t[s, 2] = 0.0
+            f_n_out[s] = 0.0
+            status[s] = OPEN
+            continue
+        if target[s] != best:
+            f_t[s, 0] = 0.0
+            f_t[s, 1] = 0.0
+            f_t[s, 2] = 0.0
+            target[s] = best
+        nodes = face_nodes[best]
+        ti, tj, tk = nodes[0], nodes[1 + bt], nodes[2 + bt]
+        d0 = u0 - (bw0 * du[ti, 0] + bw1 * du[tj, 0] + bw2 * du[tk, 0])
+        d1 = u1 - (bw0 * du[ti, 1] + bw1 * du[tj, 1] + bw2 * du[tk, 1])
+        d2 = u2 - (bw0 * du[ti, 2] + bw1 * du[tj, 2] + bw2 * du[tk, 2])
+        overlap = -best_delta
+        rate = -(d0 * bn0 + d1 * bn1 + d2 * bn2) / dt
+        fn = normal_force(overlap, rate, k_n[s], c_n[s], 0.0)
+        s0, s1, s2, sliding, dissipated = cundall_strack_xyz(
+            f_t[s, 0], f_t[s, 1], f_t[s, 2], d0, d1, d2, bn0, bn1, bn2, k_t[s], mu, fn, 0.0)
+        f_t[s, 0] = s0
+        f_t[s, 1] = s1
+        f_t[s, 2] = s2
+        f_n_out[s] = fn
+        status[s] = SLIP if sliding else STICK
+        tally[0] += dissipated
+        tally[1] += c_n[s] * rate * rate * dt
+        stored += 0.5 * k_n[s] * overlap * overlap + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]
+        if fn > 0.0:
+            n_active += 1
+        g0 = fn * bn0 + s0
+        g1 = fn * bn1 + s1
+        g2 = fn * bn2 + s2
+        f[v, 0] += (w_vertex - w_other) * g0
+        f[v, 1] += (w_vertex - w_other) * g1
+        f[v, 2] += (w_vertex - w_other) * g2
+        for k in range(4):
+            q = own[k]
+            f[q, 0] += w_other * g0
+            f[q, 1] += w_other * g1
+            f[q, 2] += w_other * g2
+        f[ti, 0] -= bw0 * g0
+        f[ti, 1] -= bw0 * g1
+        f[ti, 2] -= bw0 * g2
+        f[tj, 0] -= bw1 * g0
+        f[tj, 1] -= bw1 * g1
+        f[tj, 2] -= bw1 * g2
+        f[tk, 0] -= bw2 * g0
+        f[tk, 1] -= bw2 * g1
+        f[tk, 2] -= bw2 * g2
+    tally[2] = stored
+    return n_active
+
+
+class ContactSet:
+    """Semi-springs of this rank's contact-capable elements and their potential targets.
+
+    Surface elements (every element with a boundary face or a breakable shared face) are
+    numbered by (owner rank, element id); surface node 8k + a is node a of surface element k,
+    face 6k + f its face f. Every rank holds the coordinates of all surface nodes.
+    """
+
+    def __init__(self, comm, cfg, mesh, model, topo, parts, mats, volumes):
+        self.comm = comm
+        self.cfg = cfg.contact
+        self.model = model
+        n_el = mesh.n_cells
+        boundary = np.ones((n_el, 6), dtype=bool)
+        boundary[topo.elem[:, 0], topo.face[:, 0]] = False
+        boundary[topo.elem[:, 1], topo.face[:, 1]] = False
+        breakable = ~np.isinf(model_strength(cfg, mesh, mats, topo))
+        capable = boundary.any(axis=1)
+        capable[topo.elem[breakable].ravel()] = True
+        order = np.lexsort((np.arange(n_el), parts))
+        self.surface_elems = order[capable[order]]
+        k_of = np.full(n_el, -1)
+        k_of[self.surface_elems] = np.arange(len(self.surface_elems))
+        self.k_of = k_of
+        self.n_surface = len(self.surface_elems)
+        counts = np.bincount(parts[self.surface_elems], minlength=comm.size)
+        self.counts = 8 * 3 * counts
+        self.offsets = np.concatenate([[0], np.cumsum(self.counts)[:-1]])
+        rank = comm.rank
+        g2l = np.full(n_el, -1)
+        g2l[model.elem_gid] = np.arange(model.n_el)
+        mine = self.surface_elems[parts[self.surface_elems] == rank]
+        self.own_rows = (8 * g2l[mine][:, None] + np.arange(8)).ravel()
+        self.own_start = int(self.offsets[rank] // 3)
+        self.face_nodes = (8 * np.arange(self.n_surface)[:, None, None] + FACES[None]).reshape(-1, 4)
+        self.boundary = boundary[self.surface_elems].ravel()
+        self.shared_a = 6 * k_of[topo.elem[:, 0]] + topo.face[:, 0]
+        self.shared_b = 6 * k_of[topo.elem[:, 1]] + topo.face[:, 1]
+        self.pair_a, self.pair_b = topo.elem[:, 0], topo.elem[:, 1]
+        self.n_el_global = n_el
+        self.mine_k = k_of[mine]
+        x_surf = mesh.points[mesh.cells[self.surface_elems]]
+        quads = x_surf[:, FACES].reshape(-1, 4, 3)
+        self.face_area0 = face_areas(quads)
+        h = (volumes[self.surface_elems][:, None] / self.face_area0.reshape(-1, 6)).ravel()
+        p_mod = (mats.lam + 2 * mats.mu)[self.surface_elems].repeat(6)
+        shear = mats.mu[self.surface_elems].repeat(6)
+        c = self.cfg
+        self.kn_area = (np.full(len(h), c.normal_stiffness) if c.normal_stiffness > 0
+                        else c.stiffness_factor * p_mod / h)
+        self.kt_area = (np.full(len(h), c.shear_stiffness) if c.shear_stiffness > 0
+                        else c.stiffness_factor * shear / h)
+        self.node_mass = np.repeat(mats.density[self.surface_elems] * volumes[self.surface_elems]
+                                   / 8.0, 6)
+        self.mu = math.tan(math.radians(c.friction_deg))
+        size = np.sqrt(self.face_area0)
+        self.tol = c.tolerance * float(np.median(size)) if len(size) else 0.0
+        self.margin = c.margin * float(np.median(size)) if len(size) else 0.0
+        self.x = np.zeros((8 * self.n_surface, 3))
+        self.du = np.zeros_like(self.x)
+        self.f = np.zeros_like(self.x)
+        self.glued = np.ones(len(topo.elem), dtype=bool)
+        self.ss_keys = np.zeros(0, dtype=np.int64)
+        self._set_semi_springs(np.zeros(0, dtype=np.int64))
+        self.tally = np.zeros(3)
+        self.dissipated = 0.0
+        self.steps_since_renewal = 0
+        self.x_renewal = None
+        self.renewals = 0
+        self.checks = 0
+
+    # -- topology changes ------------------------------------------------------------------
+    def update_glue(self) -> None:
+        """Which shared faces are still glued (any intact spring), from their owners."""
+        m = self.model
+        local = np.zeros(len(self.glued), dtype=np.int32)
+        local[m.face_gid] = (m.state == 0).any(axis=1)
+        total = np.empty_like(local)
+        self.comm.Allreduce(local, total, op=MPI.MAX)
+        glued = total.astype(bool)
+        if not np.array_equal(glued, self.glued) or not len(self.ss_keys):
+            self.glued = glued
+            active = self.boundary.copy()
+            loose = ~glued
+            active[self.shared_a[loose]] = True
+            active[self.shared_b[loose]] = True
+            self.active = active
+            self.glued_keys = np.sort(np.concatenate([
+                self.pair_a[glued] * self.n_el_global + self.pair_b[glued],
+                self.pair_b[glued] * self.n_el_global + self.pair_a[glued]]))
+            faces = (6 * self.mine_k[:, None] + np.arange(6)).ravel()
+            faces = faces[active[faces]]
+            self._set_semi_springs(faces)
+            self.x_renewal = None
+
+    def _set_semi_springs(self, faces: np.ndarray) -> None:
+        keys = (4 * faces[:, None] + np.arange(4)).ravel()
+        old = {int(k): i for i, k in enumerate(self.ss_keys)}
+        n = len(keys)
+        target = np.full(n, -1, dtype=np.int64)
+        f_t = np.zeros((n, 3))
+        for i, k in enumerate(keys):
+            j = old.get(int(k))
+            if j is not None:
+                target[i], f_t[i] = self.target[j], self.f_t[j]
+        self.ss_keys = keys
+        self.ss_face = keys // 4
+        self.ss_vertex = keys % 4
+        area = self.face_area0[self.ss_face] / 4.0
+        self.k_n = self.kn_area[self.ss_face] * area
+        self.k_t = self.kt_area[self.ss_face] * area
+        from solver.contact_laws.laws import dashpot_coefficient
+        self.c_n = np.array([dashpot_coefficient(self.cfg.restitution, k, m)
+                             for k, m in zip(self.k_n, self.node_mass[self.ss_face])])
+        self.target = target
+        self.f_t = f_t
+        self.f_n = np.zeros(n)
+        self.status = np.full(n, OPEN, dtype=np.int64)
+        self.candidates = np.full((n, N_CANDIDATES), -1, dtype=np.int64)
+
+    # -- per step --------------------------------------------------------------------------
+    def gather(self) -> None:
+        """Surface-node coordinates and increments of all ranks, on every rank."""
+        m = self.model
+        own_x = m.x[self.own_rows]
+        own_du = m.du[self.own_rows]
+        if self.comm.size == 1:
+            self.x[:] = own_x
+            self.du[:] = own_du
+            return
+        for mine, full in ((own_x, self.x), (own_du, self.du)):
+            self.comm.Allgatherv(np.ascontiguousarray(mine),
+                                 [full, (self.counts, self.offsets), MPI.DOUBLE])
+
+    def semi_spring_positions(self) -> np.ndarray:
+        a = self.cfg.indentation
+        nodes = self.face_nodes[self.ss_face]
+        vertex = self.x[nodes[np.arange(len(nodes)), self.ss_vertex]]
+        return (1.0 - a) * vertex + a * self.x[nodes].mean(axis=1)
+
+    def renew(self) -> None:
+        """Refill the 8 potential targets of every semi-spring (nearest active face centres
+        within the largest circumradius plus the margin, other elements not glued to it)."""
+        self.renewals += 1
+        faces = np.nonzero(self.active)[0]
+        self.candidates[:] = -1
+        self.x_renewal = self.x.copy()
+        self.steps_since_renewal = 0
+        if not len(faces) or not len(self.ss_face):
+            return
+        quads = self.x[self.face_nodes[faces]]
+        centres = quads.mean(axis=1)
+        radius = np.linalg.norm(quads - centres[:, None], axis=2).max() + self.margin
+        tree = cKDTree(centres)
+        k = min(len(faces), 4 * N_CANDIDATES)
+        dist, idx = tree.query(self.semi_spring_positions(), k=k, distance_upper_bound=radius)
+        dist, idx = np.atleast_2d(dist), np.atleast_2d(idx)
+        ok = np.isfinite(dist)
+        cand = np.where(ok, faces[np.minimum(idx, len(faces) - 1)], -1)
+        elem_s = self.surface_elems[self.ss_face // 6][:, None]
+        elem_t = np.where(ok, self.surface_elems[np.maximum(cand, 0) // 6], -1)
+        ok &= elem_t != elem_s
+        ok &= ~np.isin(elem_s * self.n_el_global + elem_t, self.glued_keys)
+        for i in range(len(cand)):
+            chosen = cand[i][ok[i]][:N_CANDIDATES]
+            self.candidates[i, : len(chosen)] = chosen
+        self.checks += int(ok.sum())
+
+    def step(self, dt: float) -> int:
+        """Contact forces of this step, added to the model's spring-force rows."""
+        self.gather()
+        moved = (0.0 if self.x_renewal is None
+                 else float(np.abs(self.x - self.x_renewal).max(initial=0.0)))
+        if (self.x_renewal is None or self.steps_since_renewal >= self.cfg.renew_every
+                or moved > 0.5 * self.margin):
+            self.renew()
+        self.steps_since_renewal += 1
+        self.f[:] = 0.0
+        active = contact_step(self.x, self.du, self.f, self.face_nodes, self.ss_face,
+                              self.ss_vertex, self.candidates, self.cfg.indentation, self.k_n,
+                              self.k_t, self.c_n, self.mu, self.tol, dt, self.target, self.f_t,
+                              self.f_n, self.status, self.tally)
+        if self.comm.size > 1:
+            self.comm.Allreduce(MPI.IN_PLACE, self.f, op=MPI.SUM)
+        s = self.own_start
+        self.model.f_spr[self.own_rows] += self.f[s: s + len(self.own_rows)]
+        return active
+
+    def stable_stiffness(self) -> np.ndarray:
+        """Contact stiffness a node may carry at most (3 own semi-springs + 3 targets)."""
+        k = np.maximum(self.kn_area, self.kt_area) * self.face_area0 / 4.0
+        per_elem = k.reshape(-1, 6).max(axis=1) if len(k) else k
+        return 6.0 * per_elem
+
+
+def model_strength(cfg, mesh, mats, topo) -> np.ndarray:
+    """Tensile strength of every shared face (inf: never breaks, never becomes a contact)."""
+    from solver.cdem.model import interface_strength
+    tensile, cohesion, _ = interface_strength(cfg, mesh, mats, topo.elem, "contact")
+    return np.where(np.isinf(tensile) & np.isinf(cohesion), np.inf, tensile)
