@@ -1,0 +1,146 @@
+"""Checks that a hexahedral mesh is usable by the CDEM stages, with errors naming the culprit.
+
+Each check raises :class:`solver.errors.InputError` with ``where`` = the mesh file (or any
+label the caller passes) and a message naming the first offending node or element index
+(0-based) and how many there are in total. :func:`check_hex_mesh` runs them all in order:
+finite coordinates, duplicate nodes, element Jacobians.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from solver.errors import InputError
+from solver.mesh.hexmesh import HexMesh
+
+DUPLICATE_TOLERANCE = 1e-9
+"""Two nodes closer than this times the bounding-box diagonal are duplicates."""
+
+DEGENERATE_TOLERANCE = 1e-12
+"""An element is degenerate where 8 |det J| < this times h^3 (h: its longest edge)."""
+
+# Reference coordinates of the 8 VTK-ordered nodes of the [-1, 1]^3 cube.
+_REF = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
+                 [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)
+_GAUSS = _REF / np.sqrt(3.0)
+# Evaluation points: the 8 corners, then the 2x2x2 Gauss points.
+_SAMPLES = np.vstack([_REF, _GAUSS])
+_EDGES = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4],
+                   [0, 4], [1, 5], [2, 6], [3, 7]])
+_CHUNK = 65536
+
+
+def _shape_gradients(xi: np.ndarray) -> np.ndarray:
+    """Reference gradients dN_a/dxi_j of the trilinear shape functions, (n_points, 8, 3)."""
+    one = 1.0 + xi[:, None, :] * _REF[None, :, :]          # (p, 8, 3): 1 + xi_j * xi_aj
+    grad = np.empty_like(one)
+    for j in range(3):
+        others = [k for k in range(3) if k != j]
+        grad[:, :, j] = _REF[None, :, j] * one[:, :, others[0]] * one[:, :, others[1]] / 8.0
+    return grad
+
+
+_DN = _shape_gradients(_SAMPLES)                            # (16, 8, 3)
+
+
+def jacobian_determinants(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """det J of the trilinear map of each element, (n_cells, 16).
+
+    Columns 0-7 are the corners (in node order), 8-15 the 2x2x2 Gauss points; J is taken
+    with respect to the [-1, 1]^3 reference cube, so a parallelepiped has det J = V / 8.
+    """
+    out = np.empty((len(cells), len(_SAMPLES)))
+    for start in range(0, len(cells), _CHUNK):
+        x = points[cells[start:start + _CHUNK]]             # (e, 8, 3)
+        # J[e, p, i, j] = sum_a x[e, a, i] dN[p, a, j], as one matrix product.
+        jac = (x.transpose(0, 2, 1).reshape(-1, 8) @ _DN.transpose(1, 0, 2).reshape(8, -1))
+        j = jac.reshape(len(x), 3, len(_SAMPLES), 3).transpose(0, 2, 1, 3)
+        out[start:start + _CHUNK] = (
+            j[..., 0, 0] * (j[..., 1, 1] * j[..., 2, 2] - j[..., 1, 2] * j[..., 2, 1])
+            - j[..., 0, 1] * (j[..., 1, 0] * j[..., 2, 2] - j[..., 1, 2] * j[..., 2, 0])
+            + j[..., 0, 2] * (j[..., 1, 0] * j[..., 2, 1] - j[..., 1, 1] * j[..., 2, 0]))
+    return out
+
+
+def element_volumes(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Volume of each element, (n_cells,): 2x2x2 Gauss quadrature, exact for trilinear hexes."""
+    return jacobian_determinants(points, cells)[:, 8:].sum(axis=1)
+
+
+def _node_label(node: int, node_ids: np.ndarray | None) -> int:
+    return int(node if node_ids is None else node_ids[node])
+
+
+def check_finite(mesh: HexMesh, where: str, node_ids: np.ndarray | None = None) -> None:
+    """Every coordinate is finite: NaN/inf would poison every force and time step silently.
+
+    node_ids: index of each mesh node in the file (when unused nodes were dropped).
+    """
+    bad = np.flatnonzero(~np.isfinite(mesh.points).all(axis=1))
+    if len(bad):
+        node = bad[0]
+        raise InputError(where, f"node {_node_label(node, node_ids)} has a non-finite "
+                                f"coordinate {mesh.points[node].tolist()} "
+                                f"({len(bad)} such node(s))")
+
+
+def check_duplicate_nodes(mesh: HexMesh, where: str,
+                          node_ids: np.ndarray | None = None) -> None:
+    """No two distinct nodes at the same position (within 1e-9 of the bounding-box diagonal).
+
+    Elements meant to share a face must share node ids; coincident but distinct nodes would
+    silently leave the mesh disconnected there (no interface springs, a free crack).
+    """
+    size = float(np.linalg.norm(np.ptp(mesh.points, axis=0))) if len(mesh.points) else 0.0
+    pairs = cKDTree(mesh.points).query_pairs(DUPLICATE_TOLERANCE * size, output_type="ndarray")
+    if len(pairs):
+        pairs = np.sort(pairs, axis=1)
+        a, b = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))[0]]
+        raise InputError(where, f"duplicate nodes {_node_label(a, node_ids)} and "
+                                f"{_node_label(b, node_ids)} at {mesh.points[a].tolist()} "
+                                f"({len(pairs)} duplicate pair(s)); distinct nodes at one "
+                                "position disconnect the elements using them")
+
+
+def check_elements(mesh: HexMesh, where: str) -> None:
+    """Every element has det J > 0 at its 8 corners and 8 Gauss points, clear of zero.
+
+    inverted: det J < -tol somewhere (folded, or nodes in the wrong order); when every element
+    is negative everywhere the file most likely uses the mirror-image node order, which the
+    message says, but the mesh is not reordered silently. zero-volume/degenerate:
+    |det J| <= tol somewhere (flat element, collapsed edge or face). tol = 1e-12 h^3 / 8, h
+    the element's longest edge, so the test is independent of units.
+    """
+    det = jacobian_determinants(mesh.points, mesh.cells)
+    edges = mesh.points[mesh.cells[:, _EDGES[:, 1]]] - mesh.points[mesh.cells[:, _EDGES[:, 0]]]
+    h = np.linalg.norm(edges, axis=2).max(axis=1)
+    tol = (DEGENERATE_TOLERANCE / 8.0) * h[:, None] ** 3
+    inverted = (det < -tol).any(axis=1)
+    if inverted.any():
+        if (det < -tol).all():
+            raise InputError(where, f"all {len(det)} elements are inverted (node order?): "
+                                    "det J < 0 everywhere, as for the mirror-image node order; "
+                                    "expected VTK order, bottom face 0-1-2-3 counter-clockwise "
+                                    "seen from +z, top face 4-5-6-7 above it")
+        e = int(np.flatnonzero(inverted)[0])
+        raise InputError(where, f"element {e} is inverted: det J < 0 at "
+                                f"{_sample_name(int(np.argmin(det[e])))} "
+                                f"({int(inverted.sum())} inverted element(s))")
+    degenerate = (np.abs(det) <= tol).any(axis=1)
+    if degenerate.any():
+        e = int(np.flatnonzero(degenerate)[0])
+        raise InputError(where, f"element {e} has zero volume or is degenerate: det J ~ 0 at "
+                                f"{_sample_name(int(np.argmin(np.abs(det[e]))))} "
+                                f"({int(degenerate.sum())} degenerate element(s))")
+
+
+def _sample_name(k: int) -> str:
+    return f"corner {k}" if k < 8 else f"Gauss point {k - 8}"
+
+
+def check_hex_mesh(mesh: HexMesh, where: str, node_ids: np.ndarray | None = None) -> None:
+    """All checks, in the order that makes later ones meaningful (coordinates first)."""
+    check_finite(mesh, where, node_ids)
+    check_duplicate_nodes(mesh, where, node_ids)
+    check_elements(mesh, where)

@@ -1,0 +1,102 @@
+"""Read a hexahedral mesh from any file meshio reads (Gmsh .msh v2/v4, .vtu, Abaqus .inp, ...).
+
+Only 3D cells are kept, and they must all be 8-node hexahedra; lower-dimensional cells (the
+quads, lines and vertices Gmsh writes for boundary physical groups) are ignored. Nodes no
+hexahedron uses are dropped and the rest renumbered in file order. The result passes
+:func:`solver.mesh.checks.check_hex_mesh`; every problem is an InputError naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+
+import meshio
+import numpy as np
+
+from solver.errors import InputError
+from solver.mesh.checks import check_hex_mesh
+from solver.mesh.hexmesh import HexMesh
+
+GROUP_ARRAYS = ("group", "material", "gmsh:physical")
+"""Cell-data arrays read as material group ids, first present wins."""
+
+
+def read_hex_mesh(path: str) -> HexMesh:
+    """The checked HexMesh in ``path``; InputError(path, ...) if missing, unreadable or bad."""
+    where = str(path)
+    if not os.path.isfile(path):
+        raise InputError(where, "mesh file not found")
+    try:
+        raw = meshio.read(path)
+    except Exception as exc:  # meshio raises anything from ReadError to IndexError on junk
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise InputError(where, f"cannot read the mesh with meshio: {detail}") from None
+    blocks = _hex_blocks(raw, where)
+    cells = np.concatenate([raw.cells[i].data for i in blocks]).astype(np.int64)
+    if cells.size and (cells.min() < 0 or cells.max() >= len(raw.points)):
+        raise InputError(where, f"elements refer to nodes outside 0..{len(raw.points) - 1}")
+    groups, names = _groups(raw, blocks, where)
+    node_ids, compact = np.unique(cells, return_inverse=True)
+    points = np.asarray(raw.points, dtype=np.float64)[node_ids]
+    if points.shape[1] != 3:
+        raise InputError(where, f"points have {points.shape[1]} coordinates, need 3")
+    mesh = HexMesh(points=points, cells=compact.reshape(cells.shape).astype(np.int64),
+                   groups=groups, group_names=names)
+    check_hex_mesh(mesh, where, node_ids)
+    return mesh
+
+
+def _hex_blocks(raw: meshio.Mesh, where: str) -> list[int]:
+    """Indices of the cell blocks holding the 3D cells; all must be 8-node hexahedra."""
+    solid = [i for i, block in enumerate(raw.cells) if block.dim == 3]
+    for i in solid:
+        kind = raw.cells[i].type
+        if kind != "hexahedron":
+            count = sum(len(b.data) for b in raw.cells if b.type == kind)
+            raise InputError(where, f"{count} '{kind}' cell(s): only 8-node hexahedra are "
+                                    "supported")
+    if not solid:
+        found = ", ".join(sorted({b.type for b in raw.cells})) or "none"
+        raise InputError(where, f"no hexahedra in the mesh (cell types: {found})")
+    return solid
+
+
+def _groups(raw: meshio.Mesh, blocks: list[int], where: str) -> tuple[np.ndarray, dict]:
+    """Group id of every hexahedron and the id -> name map.
+
+    Abaqus cell sets (``*ELSET``) are numbered 1.. in file order; a cell in several sets takes
+    the smallest set (the most specific, so an all-elements set only fills the gaps). Other
+    formats use the first cell-data array of GROUP_ARRAYS, named from Gmsh-style field_data
+    ``{name: [id, 3]}``. Cells without a group get 0.
+    """
+    n = [len(raw.cells[i].data) for i in blocks]
+    for key in GROUP_ARRAYS:
+        if key in raw.cell_data:
+            ids = np.concatenate([np.asarray(raw.cell_data[key][i]).ravel() for i in blocks])
+            return ids.astype(np.int64), _names_from_field_data(raw.field_data)
+    offsets = np.cumsum([0] + n)
+    sets = []
+    for name, per_block in raw.cell_sets.items():
+        members = np.concatenate([np.asarray(per_block[i], dtype=np.int64).ravel() + off
+                                  for i, off in zip(blocks, offsets)
+                                  if per_block[i] is not None] or [np.zeros(0, np.int64)])
+        if len(members):
+            sets.append((name, np.unique(members)))
+    groups = np.zeros(offsets[-1], dtype=np.int64)
+    ids = {name: k + 1 for k, (name, _) in enumerate(sets)}
+    for name, members in sorted(sets, key=lambda s: -len(s[1])):
+        if members.max() >= len(groups):
+            raise InputError(where, f"cell set '{name}' refers to element {members.max()}, "
+                                    f"beyond the {len(groups)} hexahedra")
+        groups[members] = ids[name]
+    return groups, {k: name for name, k in ids.items()}
+
+
+def _names_from_field_data(field_data: dict) -> dict[int, str]:
+    """Names of 3D physical groups: Gmsh field_data maps name -> [tag, dim]."""
+    names = {}
+    for name, value in field_data.items():
+        value = np.asarray(value).ravel()
+        if len(value) == 2 and value[1] == 3:
+            names[int(value[0])] = name
+    return names
