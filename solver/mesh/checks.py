@@ -3,7 +3,7 @@
 Each check raises :class:`solver.errors.InputError` with ``where`` = the mesh file (or any
 label the caller passes) and a message naming the first offending node or element index
 (0-based) and how many there are in total. :func:`check_hex_mesh` runs them all in order:
-finite coordinates, duplicate nodes, element Jacobians.
+finite coordinates, element Jacobians, duplicate nodes.
 """
 
 from __future__ import annotations
@@ -140,7 +140,8 @@ def _sample_name(k: int) -> str:
 
 
 def check_hex_mesh(mesh: HexMesh, where: str, node_ids: np.ndarray | None = None) -> None:
-    """All checks, in the order that makes later ones meaningful (coordinates first)."""
+    """All checks: coordinates first (the others need them finite), then element shapes
+    (so a flattened element is reported as such, not as its coincident nodes), then nodes."""
     check_finite(mesh, where, node_ids)
-    check_duplicate_nodes(mesh, where, node_ids)
     check_elements(mesh, where)
+    check_duplicate_nodes(mesh, where, node_ids)

@@ -8,6 +8,8 @@ hexahedron uses are dropped and the rest renumbered in file order. The result pa
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 
 import meshio
@@ -26,11 +28,7 @@ def read_hex_mesh(path: str) -> HexMesh:
     where = str(path)
     if not os.path.isfile(path):
         raise InputError(where, "mesh file not found")
-    try:
-        raw = meshio.read(path)
-    except Exception as exc:  # meshio raises anything from ReadError to IndexError on junk
-        detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise InputError(where, f"cannot read the mesh with meshio: {detail}") from None
+    raw = _meshio_read(path, where)
     blocks = _hex_blocks(raw, where)
     cells = np.concatenate([raw.cells[i].data for i in blocks]).astype(np.int64)
     if cells.size and (cells.min() < 0 or cells.max() >= len(raw.points)):
@@ -44,6 +42,23 @@ def read_hex_mesh(path: str) -> HexMesh:
                    groups=groups, group_names=names)
     check_hex_mesh(mesh, where, node_ids)
     return mesh
+
+
+def _meshio_read(path: str, where: str) -> meshio.Mesh:
+    """meshio.read with its console output captured and every failure as one InputError.
+
+    On junk meshio raises anything from ReadError to IndexError, and for a file whose format
+    it only guesses from the suffix it prints to stderr and calls sys.exit; the CLI must
+    print exactly one error line instead.
+    """
+    chatter = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+            return meshio.read(path)
+    except (Exception, SystemExit) as exc:
+        detail = " ".join((str(exc) if str(exc) not in ("", "1") else chatter.getvalue())
+                          .split()) or type(exc).__name__
+        raise InputError(where, f"cannot read the mesh with meshio: {detail}") from None
 
 
 def _hex_blocks(raw: meshio.Mesh, where: str) -> list[int]:
@@ -64,10 +79,11 @@ def _hex_blocks(raw: meshio.Mesh, where: str) -> list[int]:
 def _groups(raw: meshio.Mesh, blocks: list[int], where: str) -> tuple[np.ndarray, dict]:
     """Group id of every hexahedron and the id -> name map.
 
-    Abaqus cell sets (``*ELSET``) are numbered 1.. in file order; a cell in several sets takes
-    the smallest set (the most specific, so an all-elements set only fills the gaps). Other
-    formats use the first cell-data array of GROUP_ARRAYS, named from Gmsh-style field_data
-    ``{name: [id, 3]}``. Cells without a group get 0.
+    Abaqus cell sets (``*ELSET``) are numbered 1.. in meshio's order (``*ELSET`` blocks, then
+    ``*ELEMENT, ELSET=``); a cell in several sets takes the smallest set (the most specific,
+    so an all-elements set only fills the gaps; on a tie the later set), and sets left with
+    no cell are not named. Other formats use the first cell-data array of GROUP_ARRAYS,
+    named from Gmsh-style field_data ``{name: [id, 3]}``. Cells without a group get 0.
     """
     n = [len(raw.cells[i].data) for i in blocks]
     for key in GROUP_ARRAYS:
@@ -89,7 +105,8 @@ def _groups(raw: meshio.Mesh, blocks: list[int], where: str) -> tuple[np.ndarray
             raise InputError(where, f"cell set '{name}' refers to element {members.max()}, "
                                     f"beyond the {len(groups)} hexahedra")
         groups[members] = ids[name]
-    return groups, {k: name for name, k in ids.items()}
+    used = set(np.unique(groups).tolist())
+    return groups, {k: name for name, k in ids.items() if k in used}
 
 
 def _names_from_field_data(field_data: dict) -> dict[int, str]:
