@@ -1,6 +1,9 @@
 """Meshes: reading (Gmsh 2.2/4.1, VTU, Abaqus), structured generators, and the input checks."""
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import meshio
 import numpy as np
@@ -314,3 +317,25 @@ def test_collapsed_edge_is_degenerate(tmp_path):
     cells[0, 5] = 4                                        # edge 4-5 collapsed to a point
     assert "element 0 has zero volume or is degenerate" in _error(
         _write(tmp_path, CUBE, cells))
+
+
+# --- example meshes -------------------------------------------------------------------------
+
+EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "meshes").iterdir()
+                  if p.suffix in (".msh", ".vtu", ".inp"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_meshes_read_and_are_small(path):
+    mesh = read_hex_mesh(str(path))
+    assert mesh.n_cells > 0 and path.stat().st_size < 200e3
+
+
+def test_make_meshes_reproduces_the_examples(tmp_path):
+    proc = subprocess.run([sys.executable, "scripts/make_meshes.py", "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr
+    for path in EXAMPLES:
+        a, b = read_hex_mesh(str(path)), read_hex_mesh(str(tmp_path / path.name))
+        assert np.array_equal(a.points, b.points) and np.array_equal(a.cells, b.cells)
+        assert np.array_equal(a.groups, b.groups) and a.group_names == b.group_names
