@@ -221,6 +221,20 @@ def test_abaqus_elsets_give_groups(tmp_path):
     assert names == ["BOTTOM", "TOP"]                      # specific sets win over ALL
 
 
+def test_abaqus_as_gmsh_writes_it(tmp_path):
+    """Gmsh names each element block after its entity and adds an *ELSET per physical group
+    with the same members: the physical group's name wins the tie."""
+    text = ("*NODE\n" + _node_lines(TWO_CUBES, sep=", ")
+            + "*ELEMENT, type=C3D8, ELSET=Volume1\n1, 1, 2, 3, 4, 5, 6, 7, 8\n"
+            + "*ELEMENT, type=C3D8, ELSET=Volume2\n2, 5, 6, 7, 8, 9, 10, 11, 12\n"
+            + "*ELSET,ELSET=lower\n1, \n*ELSET,ELSET=upper\n2, \n")
+    path = tmp_path / "gmsh.inp"
+    path.write_text(text)
+    mesh = read_hex_mesh(str(path))
+    assert [mesh.group_names[g] for g in mesh.groups] == ["lower", "upper"]
+    assert set(mesh.group_names.values()) == {"lower", "upper"}
+
+
 def test_vtu_material_array(tmp_path):
     path = tmp_path / "m.vtu"
     meshio.write(path, meshio.Mesh(TWO_CUBES, [("hexahedron", TWO_HEX)],

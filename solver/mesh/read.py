@@ -81,8 +81,9 @@ def _groups(raw: meshio.Mesh, blocks: list[int], where: str) -> tuple[np.ndarray
 
     Abaqus cell sets (``*ELSET``) are numbered 1.. in meshio's order (``*ELSET`` blocks, then
     ``*ELEMENT, ELSET=``); a cell in several sets takes the smallest set (the most specific,
-    so an all-elements set only fills the gaps; on a tie the later set), and sets left with
-    no cell are not named. Other formats use the first cell-data array of GROUP_ARRAYS,
+    so an all-elements set only fills the gaps; on a tie the earlier set, i.e. an explicit
+    ``*ELSET`` such as a Gmsh physical group over the element block's own set), and sets
+    left with no cell are not named. Other formats use the first cell-data array of GROUP_ARRAYS,
     named from Gmsh-style field_data ``{name: [id, 3]}``. Cells without a group get 0.
     """
     n = [len(raw.cells[i].data) for i in blocks]
@@ -100,7 +101,9 @@ def _groups(raw: meshio.Mesh, blocks: list[int], where: str) -> tuple[np.ndarray
             sets.append((name, np.unique(members)))
     groups = np.zeros(offsets[-1], dtype=np.int64)
     ids = {name: k + 1 for k, (name, _) in enumerate(sets)}
-    for name, members in sorted(sets, key=lambda s: -len(s[1])):
+    # Largest first, so smaller sets overwrite; on a tie the earlier set is applied last.
+    ranked = sorted(range(len(sets)), key=lambda k: (-len(sets[k][1]), -k))
+    for name, members in (sets[k] for k in ranked):
         if members.max() >= len(groups):
             raise InputError(where, f"cell set '{name}' refers to element {members.max()}, "
                                     f"beyond the {len(groups)} hexahedra")
