@@ -134,6 +134,9 @@ def test_box_structure_and_volume():
     assert np.array_equal(mesh.groups, np.zeros(24)) and mesh.group_names == {}
     assert np.allclose(mesh.points.min(axis=0), [10, -1, 5])
     assert np.allclose(mesh.points.max(axis=0), [13, 1, 7])
+    i, j, k = 2, 1, 3                                      # element i + nx * (j + ny * k)
+    assert np.allclose(mesh.points[mesh.cells[i + 3 * (j + 2 * k), 0]],
+                       [10.0 + i, -1.0 + j, 5.0 + 0.5 * k])
     vol = element_volumes(mesh.points, mesh.cells)
     assert abs(vol.sum() - 12.0) <= 1e-12 * 12.0
     assert np.allclose(vol, 0.5, rtol=1e-14)

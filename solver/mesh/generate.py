@@ -45,6 +45,7 @@ def grid(xs: np.ndarray, ys: np.ndarray, zs: np.ndarray, groups: GroupOf | None 
 
 def _grouped(points: np.ndarray, cells: np.ndarray, groups: GroupOf | None,
              group_names: dict[int, str] | None) -> HexMesh:
+    """HexMesh with group ids from ``groups(centroids)`` (one int per element) or all 0."""
     if groups is None:
         ids = np.zeros(len(cells), dtype=np.int64)
     else:

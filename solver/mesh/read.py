@@ -55,10 +55,12 @@ def _meshio_read(path: str, where: str) -> meshio.Mesh:
     try:
         with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
             return meshio.read(path)
-    except (Exception, SystemExit) as exc:
-        detail = " ".join((str(exc) if str(exc) not in ("", "1") else chatter.getvalue())
-                          .split()) or type(exc).__name__
-        raise InputError(where, f"cannot read the mesh with meshio: {detail}") from None
+    except SystemExit:
+        detail = chatter.getvalue()
+    except Exception as exc:
+        detail = str(exc) or type(exc).__name__
+    detail = " ".join(detail.split()).removeprefix("Error: ")
+    raise InputError(where, f"cannot read the mesh with meshio: {detail}")
 
 
 def _hex_blocks(raw: meshio.Mesh, where: str) -> list[int]:
@@ -86,12 +88,11 @@ def _groups(raw: meshio.Mesh, blocks: list[int], where: str) -> tuple[np.ndarray
     left with no cell are not named. Other formats use the first cell-data array of GROUP_ARRAYS,
     named from Gmsh-style field_data ``{name: [id, 3]}``. Cells without a group get 0.
     """
-    n = [len(raw.cells[i].data) for i in blocks]
     for key in GROUP_ARRAYS:
         if key in raw.cell_data:
             ids = np.concatenate([np.asarray(raw.cell_data[key][i]).ravel() for i in blocks])
             return ids.astype(np.int64), _names_from_field_data(raw.field_data)
-    offsets = np.cumsum([0] + n)
+    offsets = np.cumsum([0] + [len(raw.cells[i].data) for i in blocks])
     sets = []
     for name, per_block in raw.cell_sets.items():
         members = np.concatenate([np.asarray(per_block[i], dtype=np.int64).ravel() + off
