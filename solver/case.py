@@ -151,9 +151,10 @@ def from_dict(cls: type, data: Any, file: str, prefix: str, base: Path) -> Any:
 
 
 def resolve_path(value: str, base: Path) -> str:
-    """Resolve a relative path against the case folder, then the working directory."""
+    """Resolve a relative path against the case folder, then the working directory (an empty
+    path stays empty: it means "none")."""
     p = Path(value)
-    if p.is_absolute():
+    if not value or p.is_absolute():
         return str(p)
     candidate = base / p
     if candidate.exists() or not p.exists():

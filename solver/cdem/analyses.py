@@ -9,6 +9,8 @@
   sigma_zz = -rho g (H - z).
 * ``sliding``: a block on a fixed base (contact only) in the last stage, its acceleration
   against a = g (sin(theta) - cos(theta) tan(phi)).
+* ``resting``: a block dropped on a fixed base comes to rest; the sum of the contact normal
+  forces against its weight m |g|.
 """
 
 from __future__ import annotations
@@ -284,6 +286,32 @@ class SlidingObserver:
                 "tilt_deg": math.degrees(theta), "displacement_ratio": moved}
 
 
+class RestingObserver:
+    """Sum of all contact normal forces at the end (every semi-spring in compression pushes
+    the block and the base apart along the vertical face normals) against the block weight."""
+
+    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+        self.comm = comm
+        self.cfg = cfg
+        self.model = model
+        mats = element_materials(mesh, cfg.materials, "analysis")
+        ids = _group_ids(mesh, cfg.analysis.block_group, "analysis.block_group")
+        sel = np.isin(mesh.groups, ids)
+        self.mass, _, _ = rigid_body_properties(
+            HexMesh(mesh.points, mesh.cells[sel], mesh.groups[sel]), mats.density[sel],
+            np.zeros(3), np.array([0.0, 0.0, 1.0]))
+
+    def __call__(self, loop, info) -> None:
+        self.unbalance = info.unbalance
+
+    def results(self) -> dict:
+        contact = self.model.contact
+        total = self.comm.allreduce(float(contact.f_n.sum()), op=MPI.SUM)
+        weight = self.mass * float(np.linalg.norm(self.cfg.gravity))
+        return {"contact_normal_force_sum": total, "weight": weight,
+                "rel_error": abs(total - weight) / weight, "unbalance_ratio": self.unbalance}
+
+
 def make_observer(comm, cfg: Config, mesh: HexMesh, model):
     """The observer of the case's ``analysis.type`` (or None)."""
     kind = cfg.analysis.type
@@ -295,4 +323,6 @@ def make_observer(comm, cfg: Config, mesh: HexMesh, model):
         return ColumnObserver(comm, cfg, mesh, model)
     if kind == "sliding":
         return SlidingObserver(comm, cfg, mesh, model)
+    if kind == "resting":
+        return RestingObserver(comm, cfg, mesh, model)
     return None

@@ -181,7 +181,7 @@ class OutputConfig:
 class Analysis:
     """What the run measures for its results (see solver.cdem.analyses)."""
 
-    type: Literal["none", "pendulum", "failure", "column", "sliding"] = param(
+    type: Literal["none", "pendulum", "failure", "column", "sliding", "resting"] = param(
         "none", unit="-", doc="which result set to compute")
     mode: Literal["tensile", "shear", "toppling"] = param(
         "tensile", unit="-", doc="failure: which closed form is the theory")

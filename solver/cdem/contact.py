@@ -92,9 +92,13 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
     spring constants [N/m] and dashpot [N s/m]; mu friction coefficient; tol search tolerance
     [m]; target (n_ss,) current target face, f_t (n_ss, 3) tangential force, both updated;
     f_n_out, status (n_ss,) written; tally (3,) += friction, dashpot dissipation [J] and stored
-    contact energy [J] (the last overwritten). Returns the number of contacts in compression.
+    contact energy [J] (the last overwritten). Returns the contacts in compression and
+    the deepest overlap [m]. The dashpot term is the work of F_n - k_n delta
+    (the dashpot force, or minus the spring force while the no-tension clamp holds), so the
+    stored 1/2 k_n delta^2 of a separating clamped contact is booked as dissipated.
     """
     n_active = 0
+    deepest = 0.0
     stored = 0.0
     for s in range(ss_face.shape[0]):
         own = face_nodes[ss_face[s]]
@@ -171,6 +175,7 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
         d1 = u1 - (bw0 * du[ti, 1] + bw1 * du[tj, 1] + bw2 * du[tk, 1])
         d2 = u2 - (bw0 * du[ti, 2] + bw1 * du[tj, 2] + bw2 * du[tk, 2])
         overlap = -best_delta
+        deepest = max(deepest, overlap)
         rate = -(d0 * bn0 + d1 * bn1 + d2 * bn2) / dt
         fn = normal_force(overlap, rate, k_n[s], c_n[s], 0.0)
         s0, s1, s2, sliding, dissipated = cundall_strack_xyz(
@@ -181,7 +186,7 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
         f_n_out[s] = fn
         status[s] = SLIP if sliding else STICK
         tally[0] += dissipated
-        tally[1] += c_n[s] * rate * rate * dt
+        tally[1] += (fn - k_n[s] * overlap) * rate * dt     # dashpot (and clamp) work
         stored += 0.5 * k_n[s] * overlap * overlap + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]
         if fn > 0.0:
             n_active += 1
@@ -206,7 +211,7 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
         f[tk, 1] -= bw2 * g1
         f[tk, 2] -= bw2 * g2
     tally[2] = stored
-    return n_active
+    return n_active, deepest
 
 
 class ContactSet:
@@ -279,6 +284,8 @@ class ContactSet:
         self.x_renewal = None
         self.renewals = 0
         self.checks = 0
+        self.max_overlap = 0.0
+        self.size = float(np.median(size)) if len(size) else 0.0
 
     # -- topology changes ------------------------------------------------------------------
     def update_glue(self) -> None:
@@ -387,15 +394,30 @@ class ContactSet:
             self.renew()
         self.steps_since_renewal += 1
         self.f[:] = 0.0
-        active = contact_step(self.x, self.du, self.f, self.face_nodes, self.ss_face,
+        active, deepest = contact_step(self.x, self.du, self.f, self.face_nodes, self.ss_face,
                               self.ss_vertex, self.candidates, self.cfg.indentation, self.k_n,
                               self.k_t, self.c_n, self.mu, self.tol, dt, self.target, self.f_t,
                               self.f_n, self.status, self.tally)
+        self.max_overlap = max(self.max_overlap, deepest)
         if self.comm.size > 1:
             self.comm.Allreduce(MPI.IN_PLACE, self.f, op=MPI.SUM)
         s = self.own_start
         self.model.f_spr[self.own_rows] += self.f[s: s + len(self.own_rows)]
         return active
+
+    def summary(self) -> dict:
+        """Counts over all ranks: semi-springs, contacts in compression, sticking, sliding,
+        target renewals and candidate checks made at renewals."""
+        local = np.array([len(self.ss_face), np.count_nonzero(self.f_n > 0),
+                          np.count_nonzero(self.status == STICK),
+                          np.count_nonzero(self.status == SLIP), self.checks], dtype=np.int64)
+        total = np.empty_like(local)
+        self.comm.Allreduce(local, total, op=MPI.SUM)
+        return {"semi_springs": int(total[0]), "in_compression": int(total[1]),
+                "sticking": int(total[2]), "sliding": int(total[3]),
+                "renewals": self.renewals, "candidate_checks": int(total[4]),
+                "max_penetration_ratio": self.comm.allreduce(self.max_overlap, op=MPI.MAX)
+                / self.size}
 
     def stable_stiffness(self) -> np.ndarray:
         """Contact stiffness a node may carry at most (3 own semi-springs + 3 targets)."""

@@ -1,5 +1,6 @@
 """VTK frames of a CDEM model: blocks (every element with its own 8 nodes, so cracks open
-visibly in ParaView) and the interface faces with their spring states."""
+visibly in ParaView), the interface faces with their spring states, and the semi-springs
+with their contact forces and states (0 stick, 1 slide, 2 open)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from solver.io.vtk import VtkSeries
 
 
 class CdemWriter:
-    """Writes ``<name>.pvd`` (blocks) and ``<name>_interfaces.pvd`` (glued faces)."""
+    """Writes ``<name>.pvd`` (blocks), ``<name>_interfaces.pvd`` (glued faces) and, with
+    contact, ``<name>_contacts.pvd`` (semi-springs as points)."""
 
-    def __init__(self, comm, out_dir, name: str):
+    def __init__(self, comm, out_dir, name: str, contact: bool = False):
         self.comm = comm
         self.blocks = VtkSeries(comm, out_dir, name)
         self.faces = VtkSeries(comm, out_dir, f"{name}_interfaces")
+        self.contacts = VtkSeries(comm, out_dir, f"{name}_contacts") if contact else None
 
     def write(self, time: float, m: LocalModel) -> None:
         n = m.n_own
@@ -42,3 +45,12 @@ class CdemWriter:
                        "shear_traction": np.linalg.norm(m.f_s.sum(axis=1), axis=1)
                        / (4.0 * m.area),
                        "rank": np.full(len(m.node_i), self.comm.rank, dtype=np.int64)})
+        if self.contacts is not None:
+            c = m.contact
+            c.gather()
+            points = c.semi_spring_positions()
+            self.contacts.write(
+                time, points, {"vertex": np.arange(len(points), dtype=np.int64)[:, None]},
+                point_data={"normal_force": c.f_n, "tangential_force": c.f_t,
+                            "state": c.status.astype(np.int64),
+                            "target_face": c.target.astype(np.int64)})

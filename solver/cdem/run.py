@@ -41,7 +41,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     dt = time_step(comm, cfg, model, where)
     loop = TimeLoop(comm, model, cfg.gravity, dt)
     observer = make_observer(comm, cfg, mesh, model)
-    writer = CdemWriter(comm, ctx.out_dir, case.name) if cfg.output.vtk else None
+    writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled)
+              if cfg.output.vtk else None)
     observers = [observer] if observer is not None else []
     if writer is not None:
         writer.write(0.0, model)
@@ -59,6 +60,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         if writer is not None:
             writer.write(loop.time, model)
     results = _general_results(comm, loop, model)
+    if model.contact is not None:
+        results["contact"] = model.contact.summary()
     results["stages"] = stage_results
     if observer is not None:
         results.update(observer.results())

@@ -1,0 +1,54 @@
+"""Semi-spring contact through the CLI: sliding on an incline, sticking, resting on a base,
+and a fast block whose contact is not missed."""
+
+import math
+
+import numpy as np
+import pytest
+import pyvista as pv
+
+from conftest import CASES, run_case
+
+
+@pytest.mark.parametrize("theta, phi", [(30.0, 20.0), (40.0, 15.0)])
+def test_sliding_block_acceleration(theta, phi, tmp_path):
+    r = run_case(CASES / "sliding_block.toml", tmp_path, f"contact.friction_deg={phi}",
+                 f"stages[1].duration={theta / 300.0}")["results"]
+    g = 9.81
+    tilt = math.radians(r["tilt_deg"])          # theta, overshot by at most one step
+    theory = g * (math.sin(tilt) - math.cos(tilt) * math.tan(math.radians(phi)))
+    assert math.isclose(r["tilt_deg"], theta, rel_tol=1e-3)
+    assert math.isclose(r["acceleration_theory"], theory, rel_tol=1e-9)
+    assert r["rel_error"] < 0.005
+    assert r["contact"]["sliding"] > 0
+
+
+def test_block_with_friction_above_slope_stays_put(tmp_path):
+    r = run_case(CASES / "sliding_block.toml", tmp_path, "contact.friction_deg=35.0")["results"]
+    assert r["acceleration_theory"] == 0.0
+    assert r["displacement_ratio"] < 1e-6
+    assert r["contact"]["sliding"] == 0 and r["contact"]["sticking"] > 0
+
+
+def test_dropped_block_weight_is_carried_by_the_contact(tmp_path):
+    r = run_case(CASES / "dropped_block.toml", tmp_path)["results"]
+    assert r["stages"][1]["end"] == "converged"
+    assert r["rel_error"] < 0.01
+    assert r["contact"]["max_penetration_ratio"] < 0.01
+    reader = pv.get_reader(str(tmp_path / "dropped_block_contacts.pvd"))
+    reader.set_active_time_value(reader.time_values[-1])
+    points = reader.read()[0]
+    assert {"normal_force", "tangential_force", "state"} <= set(points.point_data)
+    assert np.isclose(points.point_data["normal_force"].sum(), r["weight"], rtol=0.01)
+
+
+def test_fast_block_contact_is_not_missed(tmp_path):
+    """Under 100 g the block hits the base at about 7.7 m/s, far more than the search
+    margin per renewal interval: the displacement trigger renews in time."""
+    r = run_case(CASES / "dropped_block.toml", tmp_path, "gravity=[0.0, 0.0, -981.0]",
+                 "contact.renew_every=1000", "contact.normal_stiffness=1e12",
+                 "stages[0].duration=0.05", "stages[1].max_steps=20000",
+                 "analysis.type=\"none\"", "output.vtk=false")["results"]
+    assert r["contact"]["renewals"] > 1 + r["stages"][0]["steps"] // 1000
+    assert r["contact"]["max_penetration_ratio"] < 0.01
+    assert r["max_displacement"] < 0.2            # it did not fall through the base
