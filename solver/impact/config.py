@@ -1,0 +1,134 @@
+"""Case schema of the impact module (``module = "impact"``). SI units; angles in degrees.
+
+The soil defaults are a *proposed* dense-sand set (``../shared/notes/impact_model.md`` Sect. 13):
+the seed's Table 1 ("set 02 of Dattola et al. 2021") is not available, only its viscous pair
+``c_v = 1.0, gamma_v = 8.70`` (alternatives ``c_v = 0.5, gamma_v = 1.70 / 0.85``) is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from solver.case import param
+from solver.errors import InputError
+
+Variable = Literal["aspect_ratio", "theta_0", "theta_in", "omega_0"]
+
+
+@dataclass
+class Block:
+    """The impacting ellipsoid of revolution (sizes from the mass, seed Eq. 7)."""
+
+    mass: float = param(100.0, unit="kg", doc="block mass m", gt=0.0)
+    density: float = param(2600.0, unit="kg/m3", doc="block density rho (not given in the "
+                           "seed; 2600 assumed)", gt=0.0)
+    aspect_ratio: float = param(1.0, unit="-", doc="A_r = H/R (1 = sphere, > 1 prolate)")
+
+    def validate(self, where: str) -> None:
+        if not self.aspect_ratio > 0.0:
+            raise InputError(f"{where}.aspect_ratio", f"must be > 0, got {self.aspect_ratio}")
+        if self.aspect_ratio < 1.0:
+            raise InputError(f"{where}.aspect_ratio", f"the model is a prolate spheroid "
+                             f"(A_r >= 1; use theta_0 = 90 for the minor axis), got "
+                             f"{self.aspect_ratio}")
+
+
+@dataclass
+class Impact:
+    """Kinematics at the onset of contact (seed Fig. 1, Fig. 3)."""
+
+    speed: float = param(14.0, unit="m/s", doc="impact speed |v_in|", gt=0.0)
+    theta_in: float = param(0.0, unit="deg", doc="impact angle between the velocity and the "
+                            "ground normal (0 = normal impact; > 90 points away from the ground)")
+    theta_0: float = param(0.0, unit="deg", doc="angle between the major axis and the normal "
+                           "(0 = along the major axis, 90 = along the minor axis)")
+    omega_0: float = param(0.0, unit="deg/s", doc="angular velocity at impact, clockwise "
+                           "positive")
+    slope: float = param(0.0, unit="deg", doc="slope inclination omega", ge=0.0, lt=90.0)
+    gravity: float = param(9.81, unit="m/s2", doc="gravitational acceleration", ge=0.0)
+
+    def validate(self, where: str) -> None:
+        if not -90.0 < self.theta_in < 90.0:
+            raise InputError(f"{where}.theta_in", f"the impact velocity must point into the "
+                             f"ground (-90 < theta_in < 90), got {self.theta_in}")
+
+
+@dataclass
+class Soil:
+    """Macro-element parameters (seed Appendix A symbols; laws in ``rheology.py``)."""
+
+    unit_weight: float = param(17.0e3, unit="N/m3", doc="soil unit weight gamma", gt=0.0)
+    phi: float = param(40.0, unit="deg", doc="soil friction angle phi'", gt=0.0, lt=60.0)
+    nu: float = param(0.25, unit="-", doc="Poisson's ratio", ge=0.0, lt=0.5)
+    phi_b: float = param(30.0, unit="deg", doc="block-soil friction angle phi'_b (slider)",
+                         gt=0.0, lt=90.0)
+    k_e: float = param(500.0, unit="-", doc="k_E: elastic modulus / atmospheric pressure",
+                       gt=0.0)
+    n_e: float = param(1.0, unit="-", doc="n_E: exponent of the elastic law", ge=0.5, le=2.0)
+    s_ef: float = param(1.0, unit="-", doc="S_ef: shape coefficient of the elastic law", gt=0.0)
+    eta_n: float = param(1.0, unit="-", doc="eta_N: normal dashpot / radiation dashpot", ge=0.0)
+    eta_t: float = param(1.0, unit="-", doc="eta_T: tangential dashpot multiplier", ge=0.0)
+    eta_r: float = param(1.0, unit="-", doc="eta_R: rotational dashpot multiplier", ge=0.0)
+    psi: float = param(0.48, unit="-", doc="psi: moment scaling of the generalized force",
+                       gt=0.0)
+    beta: float = param(0.95, unit="-", doc="beta: shape exponent of the yield locus",
+                        gt=0.0, lt=1.0)
+    delta_1: float = param(1.0, unit="-", doc="Delta_1: tangential non-associativity", ge=0.0)
+    delta_2: float = param(1.0, unit="-", doc="Delta_2: rotational non-associativity", ge=0.0)
+    alpha_vt: float = param(1.0, unit="-", doc="alpha_vt: tangential hardening coefficient",
+                            ge=0.0)
+    alpha_vr: float = param(1.0, unit="-", doc="alpha_vR: rotational hardening coefficient",
+                            ge=0.0)
+    k_p: float = param(20.0, unit="-", doc="hardening rate (load-settlement curvature)", gt=0.0)
+    rho_c0: float = param(0.05, unit="-", doc="initial hardening variable rho_c", gt=0.0, lt=1.0)
+    gamma_v: float = param(8.70, unit="1/s", doc="gamma_v: visco-plastic fluidity", gt=0.0)
+    c_v: float = param(1.0, unit="-", doc="c_v: exponent of the overstress function", gt=0.0)
+
+
+@dataclass
+class Solver:
+    """Time integration of one impact (scipy solve_ivp, stiff method, event detection)."""
+
+    method: Literal["Radau", "BDF", "LSODA"] = param("Radau", unit="-", doc="stiff integrator")
+    rtol: float = param(1.0e-8, unit="-", doc="relative tolerance", gt=0.0, lt=1.0)
+    atol: float = param(1.0e-11, unit="-", doc="absolute tolerance (states scaled to O(1))",
+                        gt=0.0)
+    t_max: float = param(0.2, unit="s", doc="longest impact; reaching it means the block "
+                         "stopped in contact", gt=0.0)
+
+
+@dataclass
+class Sweep:
+    """Parametric study: the Cartesian product of the lists (empty = the single case values)."""
+
+    aspect_ratio: list[float] = param(unit="-", doc="A_r values", default_factory=list)
+    theta_0: list[float] = param(unit="deg", doc="orientation values", default_factory=list)
+    theta_in: list[float] = param(unit="deg", doc="impact angle values", default_factory=list)
+    omega_0: list[float] = param(unit="deg/s", doc="initial spin values", default_factory=list)
+    x: Variable = param("aspect_ratio", unit="-", doc="abscissa of the sweep plots")
+    plots: list[str] = param(unit="-", doc="result columns plotted against x (one PNG each)",
+                             default_factory=lambda: ["e_n", "max_penetration", "max_force"])
+    histories: bool = param(False, unit="-", doc="also plot the time histories of all impacts")
+
+    def validate(self, where: str) -> None:
+        from solver.impact.sweeps import COLUMNS
+        for name in self.plots:
+            if name not in COLUMNS:
+                raise InputError(f"{where}.plots", f"unknown column {name!r} "
+                                 f"(known: {', '.join(COLUMNS)})")
+        for name in ("aspect_ratio", "theta_in"):
+            for v in getattr(self, name):
+                probe = Block(aspect_ratio=v) if name == "aspect_ratio" else Impact(theta_in=v)
+                probe.validate(f"{where}.{name}")
+
+
+@dataclass
+class Config:
+    """Root of an impact case: one impact, or a sweep when ``[sweep]`` lists values."""
+
+    block: Block = field(default_factory=Block, metadata={"unit": "-", "doc": "the block"})
+    impact: Impact = field(default_factory=Impact, metadata={"unit": "-", "doc": "onset"})
+    soil: Soil = field(default_factory=Soil, metadata={"unit": "-", "doc": "macro-element"})
+    solver: Solver = field(default_factory=Solver, metadata={"unit": "-", "doc": "integrator"})
+    sweep: Sweep = field(default_factory=Sweep, metadata={"unit": "-", "doc": "parametric study"})

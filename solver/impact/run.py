@@ -1,0 +1,91 @@
+"""``module = "impact"``: one ellipsoid impact, or a parametric sweep over MPI ranks.
+
+A single impact writes ``<name>_history.csv`` and ``<name>_histories.png`` and the results
+``max_penetration, max_force, duration, e_n, e_t, e_contact, e_energy, rot_ratio_max`` (plus
+``end``, ``e_energy_formula``, ``e_vijayakumar``, ``energy_closure``, ...). A sweep writes
+``<name>_sweep.csv`` (one row per impact, :data:`solver.impact.sweeps.COLUMNS`) and one PNG per
+plotted column.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import numpy as np
+
+from solver.case import Case
+from solver.context import RunContext, RunOutput
+from solver.errors import InputError
+from solver.impact import geometry, plots
+from solver.impact.config import Config
+from solver.impact.restitution import rotational_ratio
+from solver.impact.sweeps import (is_sweep, make_setup, run_impact, run_sweep, sweep_points,
+                                  write_table)
+
+__all__ = ["Config", "run"]
+
+
+def _check_contact_velocity(cfg: Config, where: str) -> None:
+    """The first contact point must move into the ground (else there is no impact)."""
+    for point in sweep_points(cfg):
+        setup = make_setup(cfg, *point)
+        v_n0, _, omega = setup.initial_velocity
+        if v_n0 + setup.contact_arm_0 * omega <= 0.0:
+            raise InputError(f"{where}: impact.omega_0", f"with A_r={point[0]:g}, "
+                             f"theta_0={point[1]:g} deg the spin {point[3]:g} deg/s lifts the "
+                             f"contact point off the ground: no impact")
+
+
+def _json(value):
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _write_history(path, history) -> None:
+    d, y = history.derived, history.y
+    ratio = rotational_ratio(d["E_kr"], d["E_kt"])
+    columns = {"t": history.t, "u_n": y[0], "u_t": y[1], "theta": y[2], "v_n": y[3],
+               "v_t": y[4], "omega": y[5], "N": d["N"], "T": d["T"], "M": d["M"],
+               "B_t": d["B_t"], "B_w": d["B_w"], "r_t": d["r_t"], "u_D": d["u_D"],
+               "R_r": ratio, "E_k": d["E_kt"] + d["E_kr"], "W_contact": d["W_contact"]}
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(columns)
+        for row in np.column_stack(list(columns.values())):
+            writer.writerow([f"{v:.10g}" for v in row])
+
+
+def run(case: Case, ctx: RunContext) -> RunOutput:
+    cfg: Config = case.config
+    comm = ctx.comm
+    _check_contact_velocity(cfg, str(case.path))
+    if not is_sweep(cfg):
+        (point,) = sweep_points(cfg)
+        row, history = run_impact(cfg, point)
+        if comm.rank == 0:
+            _write_history(ctx.out_dir / f"{case.name}_history.csv", history)
+            plots.plot_histories(ctx.out_dir, case.name, [case.name],
+                                 [(history.t, history.y, history.derived)])
+        radius, semi_h = geometry.block_size(cfg.block.mass, cfg.block.density,
+                                             cfg.block.aspect_ratio)
+        results = {k: _json(v) for k, v in row.items()}
+        results.update(semi_axis_r=float(radius), semi_axis_h=float(semi_h))
+        return RunOutput(steps=len(history.t), results=results)
+    share = len(range(comm.rank, len(sweep_points(cfg)), comm.size))
+    rows, histories, steps = run_sweep(comm, cfg, ctx.progress(share, label="impacts"))
+    results = None
+    if comm.rank == 0:
+        table = ctx.out_dir / f"{case.name}_sweep.csv"
+        write_table(table, rows)
+        plots.plot_sweep(ctx.out_dir, case.name, rows, cfg.sweep.x, cfg.sweep.plots)
+        if cfg.sweep.histories:
+            labels = [", ".join(f"{k}={r[k]:g}" for k in ("aspect_ratio", "theta_0", "theta_in",
+                                                           "omega_0")) for r in rows]
+            plots.plot_histories(ctx.out_dir, case.name, labels, histories)
+        results = {"n_impacts": len(rows), "table": table.name,
+                   "e_energy_max": max(r["e_energy"] for r in rows),
+                   "energy_closure_max": max(r["energy_closure"] for r in rows),
+                   "ends": {e: sum(r["end"] == e for r in rows) for e in ("bounce", "topple",
+                                                                          "stop")}}
+    results = comm.bcast(results, root=0)
+    return RunOutput(steps=steps, results=results)

@@ -1,0 +1,94 @@
+"""Single impacts and parametric sweeps (seed 000 Sect. 3, Figs. 4-9 and 13).
+
+A sweep is the Cartesian product of the ``[sweep]`` lists; its impacts are spread over the MPI
+ranks round-robin (``solver.parallel.my_share``) and gathered in order on rank 0, so the table
+is the same for any number of ranks.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+from pathlib import Path
+
+from solver.impact import geometry
+from solver.impact.dynamics import History, ImpactSetup, simulate
+from solver.impact.restitution import coefficients
+from solver.impact.rheology import SoilLaw
+from solver.parallel import gather_rows, my_share
+
+INPUTS = ("aspect_ratio", "theta_0", "theta_in", "omega_0")
+COLUMNS = INPUTS + ("end", "duration", "max_penetration", "max_displacement", "max_force",
+                    "max_moment", "rotation", "e_n", "e_t", "e_contact", "e_energy",
+                    "e_energy_formula", "e_vijayakumar", "rot_ratio_max", "dissipated",
+                    "energy_closure")
+
+
+def make_setup(cfg, aspect_ratio: float, theta_0: float, theta_in: float,
+               omega_0: float) -> ImpactSetup:
+    """The impact of the case ``cfg`` with the four swept inputs replaced (degrees)."""
+    radius, semi_h = geometry.block_size(cfg.block.mass, cfg.block.density, aspect_ratio)
+    return ImpactSetup(
+        mass=cfg.block.mass, semi_h=float(semi_h), semi_r=float(radius),
+        theta_0=math.radians(theta_0), speed=cfg.impact.speed,
+        theta_in=math.radians(theta_in), omega_0=math.radians(omega_0),
+        slope=math.radians(cfg.impact.slope), gravity=cfg.impact.gravity,
+        law=SoilLaw.from_config(cfg.soil, cfg.impact.gravity), method=cfg.solver.method,
+        rtol=cfg.solver.rtol, atol=cfg.solver.atol, t_max=cfg.solver.t_max)
+
+
+def run_impact(cfg, inputs: tuple[float, float, float, float]) -> tuple[dict, History]:
+    """One impact: its table row and its history."""
+    setup = make_setup(cfg, *inputs)
+    history = simulate(setup, cfg.soil.rho_c0)
+    row = dict(zip(INPUTS, inputs))
+    row.update(coefficients(setup, history))
+    return row, history
+
+
+def sweep_points(cfg) -> list[tuple[float, float, float, float]]:
+    """Cartesian product of the sweep lists; an empty list takes the case's own value."""
+    values = [cfg.sweep.aspect_ratio or [cfg.block.aspect_ratio],
+              cfg.sweep.theta_0 or [cfg.impact.theta_0],
+              cfg.sweep.theta_in or [cfg.impact.theta_in],
+              cfg.sweep.omega_0 or [cfg.impact.omega_0]]
+    return [tuple(map(float, p)) for p in itertools.product(*values)]
+
+
+def is_sweep(cfg) -> bool:
+    return any(getattr(cfg.sweep, name) for name in INPUTS)
+
+
+def run_sweep(comm, cfg, progress) -> tuple[list[dict] | None, list | None, int]:
+    """Run this rank's share of the sweep; rank 0 gets all rows (and histories if asked)."""
+    points = sweep_points(cfg)
+    local, steps = [], 0
+    for count, index in enumerate(my_share(comm, len(points))):
+        row, history = run_impact(cfg, points[index])
+        steps += len(history.t)
+        keep = (history.t, history.y[:3], history.derived) if cfg.sweep.histories else None
+        local.append((int(index), (row, keep)))
+        progress.update(count + 1, impact=int(index))
+    steps = comm.allreduce(steps)
+    gathered = gather_rows(comm, local)
+    if gathered is None:
+        return None, None, steps
+    return [r for r, _ in gathered], [h for _, h in gathered], steps
+
+
+def write_table(path: Path, rows: list[dict]) -> None:
+    """CSV with one row per impact, columns :data:`COLUMNS` (SI units, angles in degrees)."""
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: (f"{row[k]:.10g}" if isinstance(row[k], float) else row[k])
+                             for k in COLUMNS})
+
+
+def read_table(path: Path) -> list[dict]:
+    """Rows of a table written by :func:`write_table` (numbers as floats)."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return [{k: (v if k == "end" else float(v)) for k, v in row.items()} for row in rows]
