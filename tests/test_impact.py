@@ -116,6 +116,18 @@ def test_sphere_vertical_impact_gains_no_rotation_and_contact_equals_apparent():
     assert row["energy_closure"] < 1e-6
 
 
+def test_spinning_sphere_contact_equals_apparent():
+    row, _ = _impact(aspect_ratio=1.0, omega_0=1000.0)
+    assert row["e_contact"] == pytest.approx(row["e_n"], abs=1e-9)
+    assert row["e_vijayakumar"] == pytest.approx(row["e_contact"], abs=1e-12)
+    assert row["e_energy_formula"] == pytest.approx(row["e_energy"], abs=1e-6)
+
+
+def test_rotation_change_peaks_at_intermediate_aspect_ratio():
+    rotation = [_impact(aspect_ratio=ar, theta_0=45.0)[0]["rotation"] for ar in (1.5, 2.5, 4.0)]
+    assert rotation[1] > rotation[0] and rotation[1] > rotation[2]
+
+
 def test_vijayakumar_formula_limits():
     e_star = np.array([0.2, 0.5, 0.8])
     np.testing.assert_allclose(vijayakumar(e_star, 100.0, 1.754, 0.0, 30.0, 14.0), e_star)

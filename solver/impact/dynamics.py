@@ -90,7 +90,6 @@ class History:
     y: np.ndarray
     derived: dict[str, np.ndarray]
     end: str
-    n_rhs: int
 
 
 def contact_state(setup: ImpactSetup, y) -> dict:
@@ -180,10 +179,8 @@ def simulate(setup: ImpactSetup, rho_c0: float) -> History:
     y0 = np.zeros(N_STATE)
     y0[3:6] = setup.initial_velocity
     y0[13] = rho_c0
-    calls = [0]
 
     def fun(_t, y):
-        calls[0] += 1
         return rhs(setup, y)
 
     scales = _scales(setup)
@@ -199,7 +196,7 @@ def simulate(setup: ImpactSetup, rho_c0: float) -> History:
     for name, times in zip(END_EVENTS, sol.t_events):
         if len(times):
             end = name
-    return History(t=sol.t, y=sol.y, derived=derived(setup, sol.y), end=end, n_rhs=calls[0])
+    return History(t=sol.t, y=sol.y, derived=derived(setup, sol.y), end=end)
 
 
 def derived(setup: ImpactSetup, y: np.ndarray) -> dict[str, np.ndarray]:
