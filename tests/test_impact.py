@@ -196,6 +196,16 @@ def test_normal_restitution_major_above_sphere_above_minor(sweep):
         assert sweep[(ar, 0.0, 0.0)]["e_n"] > sphere > sweep[(ar, 90.0, 0.0)]["e_n"]
 
 
+@pytest.mark.parametrize("gamma_v", [1.70, 0.85])
+def test_normal_restitution_trend_with_alternative_viscous_sets(gamma_v):
+    """The seed's alternative sets c_v = 0.5, gamma_v = 1.70 / 0.85 (supplementary material)."""
+    cfg = Config()
+    cfg.soil.c_v, cfg.soil.gamma_v = 0.5, gamma_v
+    e_n = {(ar, th): run_impact(cfg, (ar, th, 0.0, 0.0))[0]["e_n"]
+           for ar, th in ((1.0, 0.0), (2.0, 0.0), (2.0, 90.0))}
+    assert e_n[(2.0, 0.0)] > e_n[(1.0, 0.0)] > e_n[(2.0, 90.0)]
+
+
 def test_normal_restitution_negative_for_elongated_block_at_low_angle(sweep):
     assert sweep[(4.0, 0.0, 20.0)]["e_n"] < 0.0
     assert sweep[(4.0, 0.0, 20.0)]["e_contact"] > 0.0
