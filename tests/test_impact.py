@@ -239,6 +239,8 @@ def test_sweep_same_table_on_two_ranks(tmp_path):
     ("block.aspect_ratio=0.0", "block.aspect_ratio"),
     ("block.mass=-5.0", "block.mass"),
     ("impact.theta_in=120.0", "impact.theta_in"),
+    ("impact.speed=-14.0", "impact.speed"),
+    ("sweep.aspect_ratio=[2.0, -1.0]", "sweep.aspect_ratio"),
 ])
 def test_bad_input_exits_2(override, field, tmp_path):
     proc = run_cli(["run", str(CASES / "ellipsoid_impact.toml"), "--set", override, "--quiet",

@@ -121,7 +121,7 @@ class Sweep:
         for name in ("aspect_ratio", "theta_in"):
             for v in getattr(self, name):
                 probe = Block(aspect_ratio=v) if name == "aspect_ratio" else Impact(theta_in=v)
-                probe.validate(f"{where}.{name}")
+                probe.validate(where)
 
 
 @dataclass
