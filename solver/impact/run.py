@@ -20,8 +20,8 @@ from solver.errors import InputError
 from solver.impact import geometry, plots
 from solver.impact.config import Config
 from solver.impact.restitution import rotational_ratio
-from solver.impact.sweeps import (is_sweep, make_setup, run_impact, run_sweep, sweep_points,
-                                  write_table)
+from solver.impact.sweeps import (INPUTS, is_sweep, make_setup, run_impact, run_sweep,
+                                  sweep_points, write_table)
 
 __all__ = ["Config", "run"]
 
@@ -79,8 +79,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         write_table(table, rows)
         plots.plot_sweep(ctx.out_dir, case.name, rows, cfg.sweep.x, cfg.sweep.plots)
         if cfg.sweep.histories:
-            labels = [", ".join(f"{k}={r[k]:g}" for k in ("aspect_ratio", "theta_0", "theta_in",
-                                                           "omega_0")) for r in rows]
+            varied = [k for k in INPUTS if len({r[k] for r in rows}) > 1]
+            labels = [", ".join(f"{k}={r[k]:g}" for k in varied) for r in rows]
             plots.plot_histories(ctx.out_dir, case.name, labels, histories)
         results = {"n_impacts": len(rows), "table": table.name,
                    "e_energy_max": max(r["e_energy"] for r in rows),
