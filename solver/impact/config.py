@@ -40,8 +40,8 @@ class Impact:
 
     speed: float = param(14.0, unit="m/s", doc="impact speed |v_in|", gt=0.0)
     theta_in: float = param(0.0, unit="deg", doc="impact angle between the velocity and the "
-                            "ground normal (0 = normal impact; |theta_in| >= 90 would point away from "
-                            "the ground and is rejected)")
+                            "ground normal (0 = normal impact; |theta_in| >= 90 would point away "
+                            "from the ground and is rejected)")
     theta_0: float = param(0.0, unit="deg", doc="angle between the major axis and the normal "
                            "(0 = along the major axis, 90 = along the minor axis)")
     omega_0: float = param(0.0, unit="deg/s", doc="angular velocity at impact, clockwise "

@@ -31,7 +31,8 @@ def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         for key, members in groups.items():
             members = sorted(members, key=lambda r: r[x])
-            label = ", ".join(f"{LABELS.get(k, k).split(' ')[0]}={v:g}" for k, v in zip(others, key))
+            label = ", ".join(f"{LABELS.get(k, k).split(' ')[0]}={v:g}"
+                              for k, v in zip(others, key))
             ax.plot([r[x] for r in members], [r[column] for r in members], "o-", ms=3,
                     label=label or None)
         ax.set_xlabel(LABELS.get(x, x))

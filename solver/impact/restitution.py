@@ -36,7 +36,7 @@ def rotational_ratio(e_kr, e_kt):
 
 
 def energetic_coefficient(e_n, e_t_sin, theta_in, r_r0, r_r):
-    """Seed Eq. (5): ``sqrt((1 - R_r0)/(1 - R_r) (e_n^2 cos^2 theta_in + (e_t sin theta_in)^2))``."""
+    """Seed Eq. (5): ``sqrt((1 - R_r0)/(1 - R_r) (e_n^2 cos^2 th_in + (e_t sin th_in)^2))``."""
     translational = np.asarray(e_n) ** 2 * np.cos(theta_in) ** 2 + np.asarray(e_t_sin) ** 2
     return np.sqrt((1.0 - np.asarray(r_r0)) / (1.0 - np.asarray(r_r)) * translational)
 
