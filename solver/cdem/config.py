@@ -23,6 +23,8 @@ class BoxMesh:
     group: str = param("block", unit="-", doc="material group name of all its elements")
     layer_groups: list[str] = param(unit="-", doc="group of each element layer along z, bottom "
                                     "to top (overrides group)", default_factory=list)
+    rotate_deg: float = param(0.0, unit="deg", doc="rigid rotation of the box about its centre")
+    rotate_axis: Vec3 = param((0.0, 0.0, 1.0), unit="-", doc="axis of that rotation")
 
     def validate(self, where: str) -> None:
         if min(self.n) < 1:

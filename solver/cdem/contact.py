@@ -11,24 +11,29 @@ Detection (seed 002 section 4): a fixed-length array of 8 potential target faces
 semi-spring, renewed every ``renew_every`` steps and at once when any surface node has moved
 more than half the search margin since the last renewal (so no contact is ever missed: two
 points approach each other by at most the margin between renewals). The candidates are the
-nearest face centres within (largest face circumradius + margin), found with a k-d tree on the
-face centres (scipy cKDTree, in place of the paper's static cell grid). Each step a semi-spring
+faces whose bounding spheres are nearest, among the face centres within (largest face
+circumradius + margin), found with a k-d tree on the face centres (scipy cKDTree, in place
+of the paper's static cell grid). Each step a semi-spring
 takes as its target the candidate face with
 
 * (a) signed distance delta = (x_ss - x_f) . n_f below the search tolerance and the
   projection x_ss - delta n_f inside the face (two triangles, barycentric test), where a
   negative delta is accepted only if the semi-spring lies inside the target element
-  (seed 002 case (b): (x_ss - x_g) . n_g <= tol for all six faces g, Eq. 8),
+  ((x_ss - x_g) . n_g <= tol for all six faces g, seed 002 Eq. 8) and the face is the
+  element's nearest one (the largest delta_g; seed 002 case (b)),
 * and, among those, the largest delta (the nearest face).
 
 Forces (seed 002 Eq. 13): penalty springs in the target face's frame, K_n = k_n A_SS,
 K_t = k_t A_SS: the normal force of solver.contact_laws.laws.normal_force on the overlap
--delta (no tension, dashpot for a normal restitution e_n) and the incremental Cundall-Strack
+-delta (no tension, dashpot for a normal restitution e_n of the semi-spring's element mass
+on one spring) and the incremental Cundall-Strack
 tangential spring with the Coulomb cap mu F_n (cundall_strack_xyz) on the relative
 displacement increment of the semi-spring point and its projection. The force on the
 semi-spring goes to its face's nodes with the weights of x_ss ((1 - alpha) + alpha/4 on the
 vertex, alpha/4 on the others), its reaction to the target face's nodes with the barycentric
-weights of the projection. Changing target resets the tangential spring.
+weights of the projection. The tangential spring is kept when the target changes (it is
+rotated into the new tangent plane; a semi-spring sliding across the boundary of two
+coplanar faces keeps its history) and reset when the contact opens.
 
 Across MPI ranks, the nodes of all contact-capable elements are gathered on every rank each
 step (Allgatherv) and contact forces are summed (Allreduce): every rank evaluates its own
@@ -50,6 +55,19 @@ from solver.cdem.interface import face_areas
 from solver.contact_laws.laws import STICK, SLIP, OPEN, cundall_strack_xyz, normal_force
 
 N_CANDIDATES = 8
+
+
+def _edge_neighbours() -> np.ndarray:
+    """(6, 4): the other face of the hexahedron sharing edge j (nodes j, j+1) of face f."""
+    table = np.zeros((6, 4), dtype=np.int64)
+    for f in range(6):
+        for j in range(4):
+            edge = {FACES[f, j], FACES[f, (j + 1) % 4]}
+            table[f, j] = next(g for g in range(6) if g != f and edge <= set(FACES[g]))
+    return table
+
+
+EDGE_NEIGHBOURS = _edge_neighbours()
 
 
 @njit(cache=True)
@@ -136,13 +154,14 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
                 continue
             if delta < 0.0:
                 base = 6 * (fc // 6)
-                inside = True
+                nearest = -np.inf
+                g_near = -1
                 for g in range(6):
                     gc0, gc1, gc2, gn0, gn1, gn2 = _face_frame(x, face_nodes[base + g])
-                    if (p0 - gc0) * gn0 + (p1 - gc1) * gn1 + (p2 - gc2) * gn2 > tol:
-                        inside = False
-                        break
-                if not inside:
+                    dg = (p0 - gc0) * gn0 + (p1 - gc1) * gn1 + (p2 - gc2) * gn2
+                    if dg > nearest:
+                        nearest, g_near = dg, g
+                if nearest > tol or base + g_near != fc:
                     continue
             q0 = p0 - delta * n0
             q1 = p1 - delta * n1
@@ -164,11 +183,7 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
             f_n_out[s] = 0.0
             status[s] = OPEN
             continue
-        if target[s] != best:
-            f_t[s, 0] = 0.0
-            f_t[s, 1] = 0.0
-            f_t[s, 2] = 0.0
-            target[s] = best
+        target[s] = best
         nodes = face_nodes[best]
         ti, tj, tk = nodes[0], nodes[1 + bt], nodes[2 + bt]
         d0 = u0 - (bw0 * du[ti, 0] + bw1 * du[tj, 0] + bw2 * du[tk, 0])
@@ -211,6 +226,182 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
         f[tk, 1] -= bw2 * g1
         f[tk, 2] -= bw2 * g2
     tally[2] = stored
+    return n_active, deepest
+
+
+@njit(cache=True)
+def _semi_spring_weights(alpha, vertex, out, scale):
+    """out[k] += scale * weight of face node k in the semi-spring of ``vertex``."""
+    for k in range(4):
+        out[k] += scale * (0.25 * alpha + (1.0 - alpha if k == vertex else 0.0))
+
+
+@njit(cache=True)
+def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, alpha, k_n, k_t,
+                   c_n, mu, tol, dt, target, f_t, f_n_out, status, tally):
+    """Semi-edge -> target-edge contact forces (seed 002 section 4.3, Eqs. 11-12).
+
+    Semi-edge s joins the semi-springs of vertices v and v+1 of face ss_face[s] (v =
+    ss_vertex[s]); its characteristic area is the sum of theirs (seed 002 Eq. 5). Only block
+    edges take part: ``ridge`` (n_faces, 4) marks face edges whose other face on the same
+    element is also contact-capable (an edge between two coplanar faces of neighbouring
+    glued elements is not an edge of the block, and semi-springs already carry a flat
+    contact). For every ridge edge Q0-Q1 of the semi-spring's candidate faces: skip it if
+    parallel
+    (|e1 x e2|^2 <= 1e-6 |e1|^2 |e2|^2, Eq. 11); otherwise take the closest points P(s), Q(t)
+    of the two segments, both strictly inside (0 < s, t < 1), the normal n = e1 x e2 / |..|
+    turned outward of the target element, and the signed distance d = (P - Q) . n (Eq. 12).
+    The edge is a target when d < 0 with the point P(s) strictly inside the target element
+    and the depth -d below alpha times the semi-edge's length, about the semi-springs'
+    indentation (deeper penetrations belong to the semi-springs, and a deeper "crossing" is
+    with an edge on the far side of the element); the shallowest such edge is taken. Forces as in :func:`contact_step`: P(s) spreads over the
+    face nodes with the semi-springs' weights, the reaction over Q0, Q1 with (1 - t, t).
+    Arguments and return values as in :func:`contact_step`, per semi-edge.
+    """
+    n_active = 0
+    deepest = 0.0
+    stored = 0.0
+    wa = np.zeros(4)
+    wb = np.zeros(4)
+    for s in range(ss_face.shape[0]):
+        if not ridge[ss_face[s], ss_vertex[s]]:
+            continue
+        own = face_nodes[ss_face[s]]
+        v0 = ss_vertex[s]
+        v1 = (v0 + 1) % 4
+        wa[:] = 0.0
+        wb[:] = 0.0
+        _semi_spring_weights(alpha, v0, wa, 1.0)
+        _semi_spring_weights(alpha, v1, wb, 1.0)
+        a0 = a1 = a2 = b0 = b1 = b2 = 0.0
+        for k in range(4):
+            q = own[k]
+            a0 += wa[k] * x[q, 0]
+            a1 += wa[k] * x[q, 1]
+            a2 += wa[k] * x[q, 2]
+            b0 += wb[k] * x[q, 0]
+            b1 += wb[k] * x[q, 1]
+            b2 += wb[k] * x[q, 2]
+        u0, u1, u2 = b0 - a0, b1 - a1, b2 - a2
+        best = -1
+        best_d = -np.inf
+        bs = bt = 0.0
+        bn0 = bn1 = bn2 = 0.0
+        bq0 = bq1 = 0
+        for c in range(candidates.shape[1]):
+            fc = candidates[s, c]
+            if fc < 0:
+                continue
+            nodes = face_nodes[fc]
+            base = 6 * (fc // 6)
+            cx = cy = cz = 0.0
+            for g in range(6):
+                for k in range(4):
+                    cx += x[face_nodes[base + g, k], 0] / 24.0
+                    cy += x[face_nodes[base + g, k], 1] / 24.0
+                    cz += x[face_nodes[base + g, k], 2] / 24.0
+            for j in range(4):
+                if not ridge[fc, j]:
+                    continue
+                q0 = nodes[j]
+                q1 = nodes[(j + 1) % 4]
+                e0 = x[q1, 0] - x[q0, 0]
+                e1 = x[q1, 1] - x[q0, 1]
+                e2 = x[q1, 2] - x[q0, 2]
+                w0 = a0 - x[q0, 0]
+                w1 = a1 - x[q0, 1]
+                w2 = a2 - x[q0, 2]
+                aa = u0 * u0 + u1 * u1 + u2 * u2
+                bb = u0 * e0 + u1 * e1 + u2 * e2
+                cc = e0 * e0 + e1 * e1 + e2 * e2
+                dd = u0 * w0 + u1 * w1 + u2 * w2
+                ee = e0 * w0 + e1 * w1 + e2 * w2
+                den = aa * cc - bb * bb
+                if den <= 1e-6 * aa * cc:
+                    continue
+                ps = (bb * ee - cc * dd) / den
+                pt = (aa * ee - bb * dd) / den
+                if ps <= 1e-9 or ps >= 1.0 - 1e-9 or pt <= 1e-9 or pt >= 1.0 - 1e-9:
+                    continue
+                n0 = u1 * e2 - u2 * e1
+                n1 = u2 * e0 - u0 * e2
+                n2 = u0 * e1 - u1 * e0
+                inv = 1.0 / math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+                n0 *= inv
+                n1 *= inv
+                n2 *= inv
+                if (x[q0, 0] - cx) * n0 + (x[q0, 1] - cy) * n1 + (x[q0, 2] - cz) * n2 < 0.0:
+                    n0, n1, n2 = -n0, -n1, -n2
+                p0 = a0 + ps * u0
+                p1 = a1 + ps * u1
+                p2 = a2 + ps * u2
+                d = ((p0 - x[q0, 0] - pt * e0) * n0 + (p1 - x[q0, 1] - pt * e1) * n1
+                     + (p2 - x[q0, 2] - pt * e2) * n2)
+                if d >= 0.0 or d <= best_d or -d > alpha * math.sqrt(aa):
+                    continue
+                inside = True
+                for g in range(6):
+                    gc0, gc1, gc2, gn0, gn1, gn2 = _face_frame(x, face_nodes[base + g])
+                    if (p0 - gc0) * gn0 + (p1 - gc1) * gn1 + (p2 - gc2) * gn2 > 0.0:
+                        inside = False
+                        break
+                if not inside:
+                    continue
+                best, best_d = 4 * fc + j, d
+                bs, bt = ps, pt
+                bn0, bn1, bn2 = n0, n1, n2
+                bq0, bq1 = q0, q1
+        if best < 0:
+            target[s] = -1
+            f_t[s, 0] = 0.0
+            f_t[s, 1] = 0.0
+            f_t[s, 2] = 0.0
+            f_n_out[s] = 0.0
+            status[s] = OPEN
+            continue
+        target[s] = best
+        d0 = d1 = d2 = 0.0
+        for k in range(4):
+            w = (1.0 - bs) * wa[k] + bs * wb[k]
+            q = own[k]
+            d0 += w * du[q, 0]
+            d1 += w * du[q, 1]
+            d2 += w * du[q, 2]
+        d0 -= (1.0 - bt) * du[bq0, 0] + bt * du[bq1, 0]
+        d1 -= (1.0 - bt) * du[bq0, 1] + bt * du[bq1, 1]
+        d2 -= (1.0 - bt) * du[bq0, 2] + bt * du[bq1, 2]
+        overlap = -best_d
+        deepest = max(deepest, overlap)
+        rate = -(d0 * bn0 + d1 * bn1 + d2 * bn2) / dt
+        fn = normal_force(overlap, rate, k_n[s], c_n[s], 0.0)
+        s0, s1, s2, sliding, dissipated = cundall_strack_xyz(
+            f_t[s, 0], f_t[s, 1], f_t[s, 2], d0, d1, d2, bn0, bn1, bn2, k_t[s], mu, fn, 0.0)
+        f_t[s, 0] = s0
+        f_t[s, 1] = s1
+        f_t[s, 2] = s2
+        f_n_out[s] = fn
+        status[s] = SLIP if sliding else STICK
+        tally[0] += dissipated
+        tally[1] += (fn - k_n[s] * overlap) * rate * dt
+        stored += 0.5 * k_n[s] * overlap * overlap + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]
+        if fn > 0.0:
+            n_active += 1
+        g0 = fn * bn0 + s0
+        g1 = fn * bn1 + s1
+        g2 = fn * bn2 + s2
+        for k in range(4):
+            w = (1.0 - bs) * wa[k] + bs * wb[k]
+            q = own[k]
+            f[q, 0] += w * g0
+            f[q, 1] += w * g1
+            f[q, 2] += w * g2
+        f[bq0, 0] -= (1.0 - bt) * g0
+        f[bq0, 1] -= (1.0 - bt) * g1
+        f[bq0, 2] -= (1.0 - bt) * g2
+        f[bq1, 0] -= bt * g0
+        f[bq1, 1] -= bt * g1
+        f[bq1, 2] -= bt * g2
+    tally[2] += stored
     return n_active, deepest
 
 
@@ -266,8 +457,8 @@ class ContactSet:
                         else c.stiffness_factor * p_mod / h)
         self.kt_area = (np.full(len(h), c.shear_stiffness) if c.shear_stiffness > 0
                         else c.stiffness_factor * shear / h)
-        self.node_mass = np.repeat(mats.density[self.surface_elems] * volumes[self.surface_elems]
-                                   / 8.0, 6)
+        self.element_mass = np.repeat(mats.density[self.surface_elems]
+                                      * volumes[self.surface_elems], 6)
         self.mu = math.tan(math.radians(c.friction_deg))
         size = np.sqrt(self.face_area0)
         self.tol = c.tolerance * float(np.median(size)) if len(size) else 0.0
@@ -286,6 +477,8 @@ class ContactSet:
         self.checks = 0
         self.max_overlap = 0.0
         self.size = float(np.median(size)) if len(size) else 0.0
+        self.steps = 0
+        self.types_seen: set[str] = set()
 
     # -- topology changes ------------------------------------------------------------------
     def update_glue(self) -> None:
@@ -303,6 +496,9 @@ class ContactSet:
             active[self.shared_a[loose]] = True
             active[self.shared_b[loose]] = True
             self.active = active
+            neighbour = 6 * (np.arange(len(active)) // 6)[:, None] \
+                + EDGE_NEIGHBOURS[np.arange(len(active)) % 6]
+            self.ridge = active[:, None] & active[neighbour]
             self.glued_keys = np.sort(np.concatenate([
                 self.pair_a[glued] * self.n_el_global + self.pair_b[glued],
                 self.pair_b[glued] * self.n_el_global + self.pair_a[glued]]))
@@ -317,10 +513,13 @@ class ContactSet:
         n = len(keys)
         target = np.full(n, -1, dtype=np.int64)
         f_t = np.zeros((n, 3))
+        se_target = np.full(n, -1, dtype=np.int64)
+        se_f_t = np.zeros((n, 3))
         for i, k in enumerate(keys):
             j = old.get(int(k))
             if j is not None:
                 target[i], f_t[i] = self.target[j], self.f_t[j]
+                se_target[i], se_f_t[i] = self.se_target[j], self.se_f_t[j]
         self.ss_keys = keys
         self.ss_face = keys // 4
         self.ss_vertex = keys % 4
@@ -329,12 +528,17 @@ class ContactSet:
         self.k_t = self.kt_area[self.ss_face] * area
         from solver.contact_laws.laws import dashpot_coefficient
         self.c_n = np.array([dashpot_coefficient(self.cfg.restitution, k, m)
-                             for k, m in zip(self.k_n, self.node_mass[self.ss_face])])
+                             for k, m in zip(self.k_n, self.element_mass[self.ss_face])])
         self.target = target
         self.f_t = f_t
         self.f_n = np.zeros(n)
         self.status = np.full(n, OPEN, dtype=np.int64)
         self.candidates = np.full((n, N_CANDIDATES), -1, dtype=np.int64)
+        self.se_k_n, self.se_k_t, self.se_c_n = 2.0 * self.k_n, 2.0 * self.k_t, 2.0 * self.c_n
+        self.se_target = se_target
+        self.se_f_t = se_f_t
+        self.se_f_n = np.zeros(n)
+        self.se_status = np.full(n, OPEN, dtype=np.int64)
 
     # -- per step --------------------------------------------------------------------------
     def gather(self) -> None:
@@ -369,12 +573,20 @@ class ContactSet:
         quads = self.x[self.face_nodes[faces]]
         centres = quads.mean(axis=1)
         radius = np.linalg.norm(quads - centres[:, None], axis=2).max() + self.margin
+        circum = np.linalg.norm(quads - centres[:, None], axis=2).max(axis=1)
         tree = cKDTree(centres)
-        k = min(len(faces), 4 * N_CANDIDATES)
+        k = min(len(faces), 8 * N_CANDIDATES)
         dist, idx = tree.query(self.semi_spring_positions(), k=k, distance_upper_bound=radius)
         dist, idx = np.atleast_2d(dist), np.atleast_2d(idx)
         ok = np.isfinite(dist)
-        cand = np.where(ok, faces[np.minimum(idx, len(faces) - 1)], -1)
+        idx = np.minimum(idx, len(faces) - 1)
+        # rank by the distance to each face's bounding sphere, so that large faces whose
+        # centre is far away still come first when the point is over them
+        gap = np.where(ok, dist - circum[idx], np.inf)
+        order = np.argsort(gap, axis=1, kind="stable")
+        idx = np.take_along_axis(idx, order, axis=1)
+        ok = np.take_along_axis(ok, order, axis=1)
+        cand = np.where(ok, faces[idx], -1)
         elem_s = self.surface_elems[self.ss_face // 6][:, None]
         elem_t = np.where(ok, self.surface_elems[np.maximum(cand, 0) // 6], -1)
         ok &= elem_t != elem_s
@@ -398,12 +610,44 @@ class ContactSet:
                               self.ss_vertex, self.candidates, self.cfg.indentation, self.k_n,
                               self.k_t, self.c_n, self.mu, self.tol, dt, self.target, self.f_t,
                               self.f_n, self.status, self.tally)
-        self.max_overlap = max(self.max_overlap, deepest)
+        edges, edge_deepest = semi_edge_step(
+            self.x, self.du, self.f, self.face_nodes, self.ridge, self.ss_face, self.ss_vertex,
+            self.candidates, self.cfg.indentation, self.se_k_n, self.se_k_t, self.se_c_n,
+            self.mu, self.tol, dt, self.se_target, self.se_f_t, self.se_f_n, self.se_status,
+            self.tally)
+        self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
+        self.steps += 1
+        if self.steps % 10 == 0:
+            self.types_seen |= self.contact_types()
         if self.comm.size > 1:
             self.comm.Allreduce(MPI.IN_PLACE, self.f, op=MPI.SUM)
         s = self.own_start
         self.model.f_spr[self.own_rows] += self.f[s: s + len(self.own_rows)]
-        return active
+        return active + edges
+
+    def contact_types(self) -> set[str]:
+        """Traditional contact types of this rank's compressed contacts, per pair (own face,
+        target element) with n semi-springs and m semi-edges in compression: face-face for
+        n >= 3 or n = 2 with m >= 2 (a face resting over the target's edge), edge-face for
+        n = 2, vertex-face for n = 1, edge-edge for semi-edges alone (n = 0)."""
+        stride = 8 * self.n_surface
+        ss = self.f_n > 0
+        se = self.se_f_n > 0
+        keys_ss = self.ss_face[ss] * stride + self.target[ss] // 6
+        keys_se = self.ss_face[se] * stride + self.se_target[se] // 24
+        types = set()
+        for key in np.union1d(keys_ss, keys_se):
+            n = int(np.count_nonzero(keys_ss == key))
+            m = int(np.count_nonzero(keys_se == key))
+            if n >= 3 or (n == 2 and m >= 2):
+                types.add("face-face")
+            elif n == 2:
+                types.add("edge-face")
+            elif n == 1:
+                types.add("vertex-face")
+            else:
+                types.add("edge-edge")
+        return types
 
     def summary(self) -> dict:
         """Counts over all ranks: semi-springs, contacts in compression, sticking, sliding,
@@ -416,6 +660,9 @@ class ContactSet:
         return {"semi_springs": int(total[0]), "in_compression": int(total[1]),
                 "sticking": int(total[2]), "sliding": int(total[3]),
                 "renewals": self.renewals, "candidate_checks": int(total[4]),
+                "types_seen": sorted(set().union(*self.comm.allgather(self.types_seen))),
+                "semi_edges_in_compression": self.comm.allreduce(
+                    int(np.count_nonzero(self.se_f_n > 0)), op=MPI.SUM),
                 "max_penetration_ratio": self.comm.allreduce(self.max_overlap, op=MPI.MAX)
                 / self.size}
 

@@ -62,6 +62,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     results = _general_results(comm, loop, model)
     if model.contact is not None:
         results["contact"] = model.contact.summary()
+        results["contact_types_seen"] = results["contact"]["types_seen"]
+        results["max_penetration_ratio"] = results["contact"]["max_penetration_ratio"]
     results["stages"] = stage_results
     if observer is not None:
         results.update(observer.results())

@@ -12,14 +12,19 @@ from solver.mesh.read import read_hex_mesh
 
 
 def _box_mesh(spec, names: dict[str, int]) -> HexMesh:
-    """One generated box; ``layer_groups`` name the group of each element layer along z."""
+    """One generated box; ``layer_groups`` name the group of each element layer along z;
+    ``rotate_deg`` turns it rigidly about its centre."""
     mesh = box(*spec.n, size=spec.size, origin=spec.origin)
     labels = spec.layer_groups or [spec.group] * spec.n[2]
     z_c = mesh.points[mesh.cells][:, :, 2].mean(axis=1)
     layer = np.clip(((z_c - spec.origin[2]) / (spec.size[2] / spec.n[2])).astype(int), 0,
                     spec.n[2] - 1)
     ids = np.array([names.setdefault(label, len(names)) for label in labels])
-    return HexMesh(mesh.points, mesh.cells, ids[layer])
+    points = mesh.points
+    if spec.rotate_deg:
+        centre = np.asarray(spec.origin) + 0.5 * np.asarray(spec.size)
+        points = rotate(points, spec.rotate_deg, spec.rotate_axis, centre)
+    return HexMesh(points, mesh.cells, ids[layer])
 
 
 def concatenate(meshes: list[HexMesh], names: dict[str, int]) -> HexMesh:
