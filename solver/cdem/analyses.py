@@ -11,6 +11,8 @@
   against a = g (sin(theta) - cos(theta) tan(phi)).
 * ``resting``: a block dropped on a fixed base comes to rest; the sum of the contact normal
   forces against its weight m |g|.
+* ``stack``: blocks on a tilting platform; the tilt at which a block has moved more than
+  ``failure_displacement`` during the last stage (no closed form: compared in the notes).
 """
 
 from __future__ import annotations
@@ -312,6 +314,38 @@ class RestingObserver:
                 "rel_error": abs(total - weight) / weight, "unbalance_ratio": self.unbalance}
 
 
+class StackObserver:
+    """Largest block-node displacement during the last stage; stops it at failure."""
+
+    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+        self.comm = comm
+        self.cfg = cfg
+        self.model = model
+        ids = _group_ids(mesh, cfg.analysis.block_group, "analysis.block_group")
+        self.rows = np.nonzero(np.repeat(np.isin(model.group, ids), 8))[0]
+        self.start = None
+        self.failure_angle = math.nan
+        self.moved = 0.0
+
+    def __call__(self, loop, info) -> bool:
+        if info.stage is not self.cfg.stages[-1]:
+            return False
+        x = self.model.x[self.rows]
+        if self.start is None:
+            self.start = x.copy()
+        if info.step % self.cfg.analysis.sample_every:
+            return False
+        local = float(np.linalg.norm(x - self.start, axis=1).max()) if len(x) else 0.0
+        self.moved = self.comm.allreduce(local, op=MPI.MAX)
+        if self.moved > self.cfg.analysis.failure_displacement:
+            self.failure_angle = info.load["tilt_deg"]
+            return True
+        return False
+
+    def results(self) -> dict:
+        return {"failure_angle_deg": self.failure_angle, "max_block_displacement": self.moved}
+
+
 def make_observer(comm, cfg: Config, mesh: HexMesh, model):
     """The observer of the case's ``analysis.type`` (or None)."""
     kind = cfg.analysis.type
@@ -325,4 +359,6 @@ def make_observer(comm, cfg: Config, mesh: HexMesh, model):
         return SlidingObserver(comm, cfg, mesh, model)
     if kind == "resting":
         return RestingObserver(comm, cfg, mesh, model)
+    if kind == "stack":
+        return StackObserver(comm, cfg, mesh, model)
     return None

@@ -183,7 +183,7 @@ class OutputConfig:
 class Analysis:
     """What the run measures for its results (see solver.cdem.analyses)."""
 
-    type: Literal["none", "pendulum", "failure", "column", "sliding", "resting"] = param(
+    type: Literal["none", "pendulum", "failure", "column", "sliding", "resting", "stack"] = param(
         "none", unit="-", doc="which result set to compute")
     mode: Literal["tensile", "shear", "toppling"] = param(
         "tensile", unit="-", doc="failure: which closed form is the theory")
@@ -191,6 +191,8 @@ class Analysis:
     axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="pendulum: the pinned axis")
     block_group: str = param("block", unit="-", doc="failure/column: the group of the block")
     sample_every: int = param(10, unit="-", doc="steps between samples", ge=1)
+    failure_displacement: float = param(0.005, unit="m", doc="stack: a block moved this far "
+                                        "during the last stage means failure", gt=0.0)
 
 
 @dataclass

@@ -200,7 +200,7 @@ class TimeLoop:
 
     def run_stage(self, stage: Stage, observers, progress=None) -> str:
         """March one stage; returns why it ended ("converged", "failure", "duration",
-        "max_steps")."""
+        "max_steps", or "observer" when an observer returned True)."""
         t_stage = 0.0
         t_load = 0.0
         steps = 0
@@ -221,14 +221,16 @@ class TimeLoop:
             if stage.load_tolerance == 0.0 or self.unbalance < stage.load_tolerance:
                 t_load += self.dt
             info = StepInfo(self.step, self.time, stage, t_stage, self.unbalance, broken, load)
-            for obs in observers:
-                obs(self, info)
+            stop = [obs(self, info) for obs in observers]
             if progress is not None:
                 progress.update(t_stage if math.isfinite(stage.duration) else steps,
                                 stage=stage.name, step=self.step, unbalance=self.unbalance,
                                 broken=self.broken_total)
             if stage.stop_on_failure and broken > 0:
                 reason = "failure"
+                break
+            if any(stop):
+                reason = "observer"
                 break
             if stage.kind == "relax" and self.unbalance < stage.unbalance_tol and steps > 1:
                 reason = "converged"
