@@ -249,10 +249,13 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
     contact). For every ridge edge Q0-Q1 of the semi-spring's candidate faces: skip it if
     parallel
     (|e1 x e2|^2 <= 1e-6 |e1|^2 |e2|^2, Eq. 11); otherwise take the closest points P(s), Q(t)
-    of the two segments, both strictly inside (0 < s, t < 1), the normal n = e1 x e2 / |..|
+    of the two segments, both inside (0.001 < s, t < 0.999: an end point is a vertex, the
+    semi-springs' business, and a semi-edge lying in a face shared by two touching blocks
+    meets the other block's edges only at their end points), the normal n = e1 x e2 / |..|
     turned outward of the target element, and the signed distance d = (P - Q) . n (Eq. 12).
-    The edge is a target when d < 0 with the point P(s) strictly inside the target element
-    and the depth -d below alpha times the semi-edge's length, about the semi-springs'
+    The edge is a target when d < 0 with the point P(s) inside the target element (within
+    the search tolerance: at a crossing P lies on the planes of the edge's faces) and the
+    depth -d below alpha times the semi-edge's length, about the semi-springs'
     indentation (deeper penetrations belong to the semi-springs, and a deeper "crossing" is
     with an edge on the far side of the element); the shallowest such edge is taken. Forces as in :func:`contact_step`: P(s) spreads over the
     face nodes with the semi-springs' weights, the reaction over Q0, Q1 with (1 - t, t).
@@ -321,7 +324,7 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
                     continue
                 ps = (bb * ee - cc * dd) / den
                 pt = (aa * ee - bb * dd) / den
-                if ps <= 1e-9 or ps >= 1.0 - 1e-9 or pt <= 1e-9 or pt >= 1.0 - 1e-9:
+                if ps <= 1e-3 or ps >= 1.0 - 1e-3 or pt <= 1e-3 or pt >= 1.0 - 1e-3:
                     continue
                 n0 = u1 * e2 - u2 * e1
                 n1 = u2 * e0 - u0 * e2
@@ -337,12 +340,12 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
                 p2 = a2 + ps * u2
                 d = ((p0 - x[q0, 0] - pt * e0) * n0 + (p1 - x[q0, 1] - pt * e1) * n1
                      + (p2 - x[q0, 2] - pt * e2) * n2)
-                if d >= 0.0 or d <= best_d or -d > alpha * math.sqrt(aa):
+                if d >= -tol or d <= best_d or -d > alpha * math.sqrt(aa):
                     continue
                 inside = True
                 for g in range(6):
                     gc0, gc1, gc2, gn0, gn1, gn2 = _face_frame(x, face_nodes[base + g])
-                    if (p0 - gc0) * gn0 + (p1 - gc1) * gn1 + (p2 - gc2) * gn2 > 0.0:
+                    if (p0 - gc0) * gn0 + (p1 - gc1) * gn1 + (p2 - gc2) * gn2 > tol:
                         inside = False
                         break
                 if not inside:
@@ -370,8 +373,8 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
         d0 -= (1.0 - bt) * du[bq0, 0] + bt * du[bq1, 0]
         d1 -= (1.0 - bt) * du[bq0, 1] + bt * du[bq1, 1]
         d2 -= (1.0 - bt) * du[bq0, 2] + bt * du[bq1, 2]
-        overlap = -best_d
-        deepest = max(deepest, overlap)
+        overlap = -best_d - tol
+        deepest = max(deepest, -best_d)
         rate = -(d0 * bn0 + d1 * bn1 + d2 * bn2) / dt
         fn = normal_force(overlap, rate, k_n[s], c_n[s], 0.0)
         s0, s1, s2, sliding, dissipated = cundall_strack_xyz(
@@ -628,8 +631,9 @@ class ContactSet:
     def contact_types(self) -> set[str]:
         """Traditional contact types of this rank's compressed contacts, per pair (own face,
         target element) with n semi-springs and m semi-edges in compression: face-face for
-        n >= 3 or n = 2 with m >= 2 (a face resting over the target's edge), edge-face for
-        n = 2, vertex-face for n = 1, edge-edge for semi-edges alone (n = 0)."""
+        n + m >= 3 (a face held at three or more points, also over the target's edge
+        without a vertex inside), edge-face for n = 2, vertex-face for n = 1, edge-edge for
+        semi-edges alone (n = 0)."""
         stride = 8 * self.n_surface
         ss = self.f_n > 0
         se = self.se_f_n > 0
@@ -639,7 +643,7 @@ class ContactSet:
         for key in np.union1d(keys_ss, keys_se):
             n = int(np.count_nonzero(keys_ss == key))
             m = int(np.count_nonzero(keys_se == key))
-            if n >= 3 or (n == 2 and m >= 2):
+            if n + m >= 3:
                 types.add("face-face")
             elif n == 2:
                 types.add("edge-face")
