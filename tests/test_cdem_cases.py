@@ -81,3 +81,15 @@ def test_summary_contract(tmp_path):
     assert set(s) == {"case", "module", "ranks", "wall_s", "steps", "results"}
     assert s["module"] == "cdem" and s["case"] == "column_gravity" and s["steps"] == 50
     json.dumps(s)
+
+
+def test_bench_reports_its_figures(tmp_path):
+    from conftest import run_cli
+    out = tmp_path / "bench.json"
+    proc = run_cli(["bench", "--elements", "512", "--steps", "3", "--json", str(out)], ranks=2)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["serial"]["element_steps_per_s_per_rank"] > 0
+    assert 0 < report["parallel_efficiency"]
+    assert report["contact"]["checks_per_s_per_rank"] > 0
+    assert "of triad" in proc.stdout and "semi-spring checks/s" in proc.stdout

@@ -5,7 +5,10 @@ Prints, per rank count (1 rank alone, then all ranks of the communicator):
   element + interface-spring kernels alone;
 * the parallel efficiency rate(N) / (N rate(1));
 * achieved bytes/s of the kernels (array traffic per step / time) over a numpy triad
-  a = b + s c bandwidth measured in the same run.
+  a = b + s c bandwidth measured in the same run;
+* contact: semi-spring checks/s (semi-springs x 8 potential targets per step) and contact
+  force updates/s (semi-springs and semi-edges in compression per step) per rank, on a
+  grid of separate cubes resting on a base.
 """
 
 from __future__ import annotations
@@ -87,6 +90,44 @@ def _measure(comm, cfg: Config, mesh, steps: int) -> dict:
             "bytes_per_element_step": bytes_step / n_el}
 
 
+def _contact_config(n_side: int) -> Config:
+    boxes = [{"n": [n_side, n_side, 1], "size": [float(n_side)] * 2 + [1.0],
+              "origin": [0.0, 0.0, -1.0], "group": "base"}]
+    boxes += [{"n": [1, 1, 1], "size": [0.9, 0.9, 0.9],
+               "origin": [i + 0.05, j + 0.05, 0.0], "group": "cubes"}
+              for i in range(n_side) for j in range(n_side)]
+    data = {"mesh": {"boxes": boxes},
+            "materials": [{"density": 2500.0, "youngs_modulus": 1e9}],
+            "contact": {"enabled": True},
+            "boundaries": [{"group": "base"}],
+            "stages": [{"kind": "dynamic", "max_steps": 10, "damping": "local"}]}
+    return from_dict(Config, data, "bench", "", None)
+
+
+def _measure_contact(comm, n_side: int, steps: int) -> dict:
+    from solver.cdem.contact import N_CANDIDATES
+    cfg = _contact_config(n_side)
+    mesh = mesh_from_config(cfg.mesh, "bench")
+    model = build_local_model(comm, cfg, mesh, "bench")
+    loop = TimeLoop(comm, model, cfg.gravity, 0.5 * comm.allreduce(model.dt_limit_local,
+                                                                   op=MPI.MIN))
+    stage = cfg.stages[0]
+    for _ in range(200):                                  # settle into contact, compile
+        loop.reduce_step(loop.one_step(np.asarray(cfg.gravity), stage))
+    c = model.contact
+    comm.Barrier()
+    start = time.perf_counter()
+    updates = 0
+    for _ in range(steps):
+        updates += c.step(loop.dt)
+    elapsed = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
+    checks = comm.allreduce(len(c.ss_face), op=MPI.SUM) * N_CANDIDATES * steps
+    updates = comm.allreduce(updates, op=MPI.SUM)
+    return {"ranks": comm.size, "semi_springs": checks // (N_CANDIDATES * steps),
+            "checks_per_s_per_rank": checks / elapsed / comm.size,
+            "force_updates_per_s_per_rank": updates / elapsed / comm.size}
+
+
 def run_bench(comm, n_elements: int, steps: int, json_path: str | None = None) -> dict:
     cfg = _bench_config(n_elements)
     mesh = mesh_from_config(cfg.mesh, "bench")
@@ -97,12 +138,13 @@ def run_bench(comm, n_elements: int, steps: int, json_path: str | None = None) -
     comm.Barrier()
     if comm.size > 1:
         report["parallel"] = _measure(comm, cfg, mesh, steps)
+    report["contact"] = _measure_contact(comm, 20, steps)
     if comm.rank == 0:
         serial = report["serial"]
         lines = [f"triad bandwidth: {triad / 1e9:.2f} GB/s per rank",
                  f"1 rank, {serial['elements']} elements: "
                  f"{serial['element_steps_per_s_per_rank']:.3e} element-steps/s (whole step), "
-                 f"{serial['kernel_element_steps_per_s_per_rank']:.3e} (element + spring "
+                 f"{serial['kernel_element_steps_per_s_per_rank']:.3e} (node + element + spring "
                  f"kernels), {serial['bytes_per_element_step']:.0f} B/element-step, "
                  f"{serial['kernel_bytes_per_s_per_rank'] / triad:.2f} of triad"]
         if "parallel" in report:
@@ -111,6 +153,11 @@ def run_bench(comm, n_elements: int, steps: int, json_path: str | None = None) -
             report["parallel_efficiency"] = eff
             lines.append(f"{par['ranks']} ranks: {par['element_steps_per_s_per_rank']:.3e} "
                          f"element-steps/s per rank, parallel efficiency {eff:.2f}")
+        con = report["contact"]
+        lines.append(f"contact ({con['ranks']} rank(s), {con['semi_springs']} semi-springs): "
+                     f"{con['checks_per_s_per_rank']:.3e} semi-spring checks/s, "
+                     f"{con['force_updates_per_s_per_rank']:.3e} contact force updates/s "
+                     "per rank")
         print("\n".join(lines), flush=True)
         if json_path:
             with open(json_path, "w") as fh:

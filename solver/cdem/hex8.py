@@ -74,7 +74,7 @@ def lumped_masses(x: np.ndarray, density: np.ndarray) -> np.ndarray:
     return density[:, None] * np.einsum("eg,ga->ea", det, n)
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, fastmath=True, inline="always")
 def _det_inv(j00, j01, j02, j10, j11, j12, j20, j21, j22):
     c00 = j11 * j22 - j12 * j21
     c01 = j02 * j21 - j01 * j22
@@ -90,7 +90,7 @@ def _det_inv(j00, j01, j02, j10, j11, j12, j20, j21, j22):
     return det, c00 * r, c01 * r, c02 * r, c10 * r, c11 * r, c12 * r, c20 * r, c21 * r, c22 * r
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def element_step(x, du, stress, f_int, lam, mu, model, dndxi):
     """Update Gauss-point stresses and element nodal forces of all elements (seed 002 Eq. 2).
 
