@@ -50,7 +50,7 @@ from mpi4py import MPI
 from numba import njit
 from scipy.spatial import cKDTree
 
-from solver.cdem.hex8 import FACES
+from solver.cdem.hex8 import FACES, quad_normal
 from solver.cdem.interface import face_areas
 from solver.contact_laws.laws import STICK, SLIP, OPEN, cundall_strack_xyz, normal_force
 
@@ -72,16 +72,35 @@ EDGE_NEIGHBOURS = _edge_neighbours()
 
 @njit(cache=True)
 def _face_frame(x, nodes):
-    """Centroid and unit normal (c - a) x (d - b) of the quad with the given node rows."""
+    """Centroid and unit normal of the quad with the given node rows."""
     a, b, c, d = nodes[0], nodes[1], nodes[2], nodes[3]
-    n0 = (x[c, 1] - x[a, 1]) * (x[d, 2] - x[b, 2]) - (x[c, 2] - x[a, 2]) * (x[d, 1] - x[b, 1])
-    n1 = (x[c, 2] - x[a, 2]) * (x[d, 0] - x[b, 0]) - (x[c, 0] - x[a, 0]) * (x[d, 2] - x[b, 2])
-    n2 = (x[c, 0] - x[a, 0]) * (x[d, 1] - x[b, 1]) - (x[c, 1] - x[a, 1]) * (x[d, 0] - x[b, 0])
-    inv = 1.0 / math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+    n0, n1, n2 = quad_normal(x, a, b, c, d)
     c0 = 0.25 * (x[a, 0] + x[b, 0] + x[c, 0] + x[d, 0])
     c1 = 0.25 * (x[a, 1] + x[b, 1] + x[c, 1] + x[d, 1])
     c2 = 0.25 * (x[a, 2] + x[b, 2] + x[c, 2] + x[d, 2])
-    return c0, c1, c2, n0 * inv, n1 * inv, n2 * inv
+    return c0, c1, c2, n0, n1, n2
+
+
+@njit(cache=True)
+def _penalty(s, overlap, d0, d1, d2, n0, n1, n2, k_n, k_t, c_n, mu, dt, f_t, f_n_out, status,
+             tally):
+    """Normal spring-dashpot and Cundall-Strack forces of contact s on its overlap and the
+    relative increment d (solver.contact_laws); updates f_t, f_n_out, status and the
+    friction and dashpot tallies. Returns the force (g0, g1, g2) on the semi-spring side and
+    the contact's stored elastic energy."""
+    rate = -(d0 * n0 + d1 * n1 + d2 * n2) / dt
+    fn = normal_force(overlap, rate, k_n[s], c_n[s], 0.0)
+    s0, s1, s2, sliding, dissipated = cundall_strack_xyz(
+        f_t[s, 0], f_t[s, 1], f_t[s, 2], d0, d1, d2, n0, n1, n2, k_t[s], mu, fn, 0.0)
+    f_t[s, 0] = s0
+    f_t[s, 1] = s1
+    f_t[s, 2] = s2
+    f_n_out[s] = fn
+    status[s] = SLIP if sliding else STICK
+    tally[0] += dissipated
+    tally[1] += (fn - k_n[s] * overlap) * rate * dt     # dashpot (and clamp) work
+    stored = 0.5 * k_n[s] * overlap * overlap + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]
+    return fn * n0 + s0, fn * n1 + s1, fn * n2 + s2, stored
 
 
 @njit(cache=True)
@@ -191,23 +210,11 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
         d2 = u2 - (bw0 * du[ti, 2] + bw1 * du[tj, 2] + bw2 * du[tk, 2])
         overlap = -best_delta
         deepest = max(deepest, overlap)
-        rate = -(d0 * bn0 + d1 * bn1 + d2 * bn2) / dt
-        fn = normal_force(overlap, rate, k_n[s], c_n[s], 0.0)
-        s0, s1, s2, sliding, dissipated = cundall_strack_xyz(
-            f_t[s, 0], f_t[s, 1], f_t[s, 2], d0, d1, d2, bn0, bn1, bn2, k_t[s], mu, fn, 0.0)
-        f_t[s, 0] = s0
-        f_t[s, 1] = s1
-        f_t[s, 2] = s2
-        f_n_out[s] = fn
-        status[s] = SLIP if sliding else STICK
-        tally[0] += dissipated
-        tally[1] += (fn - k_n[s] * overlap) * rate * dt     # dashpot (and clamp) work
-        stored += 0.5 * k_n[s] * overlap * overlap + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]
-        if fn > 0.0:
+        g0, g1, g2, energy = _penalty(s, overlap, d0, d1, d2, bn0, bn1, bn2, k_n, k_t, c_n,
+                                      mu, dt, f_t, f_n_out, status, tally)
+        stored += energy
+        if f_n_out[s] > 0.0:
             n_active += 1
-        g0 = fn * bn0 + s0
-        g1 = fn * bn1 + s1
-        g2 = fn * bn2 + s2
         f[v, 0] += (w_vertex - w_other) * g0
         f[v, 1] += (w_vertex - w_other) * g1
         f[v, 2] += (w_vertex - w_other) * g2
@@ -375,23 +382,11 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
         d2 -= (1.0 - bt) * du[bq0, 2] + bt * du[bq1, 2]
         overlap = -best_d - tol
         deepest = max(deepest, -best_d)
-        rate = -(d0 * bn0 + d1 * bn1 + d2 * bn2) / dt
-        fn = normal_force(overlap, rate, k_n[s], c_n[s], 0.0)
-        s0, s1, s2, sliding, dissipated = cundall_strack_xyz(
-            f_t[s, 0], f_t[s, 1], f_t[s, 2], d0, d1, d2, bn0, bn1, bn2, k_t[s], mu, fn, 0.0)
-        f_t[s, 0] = s0
-        f_t[s, 1] = s1
-        f_t[s, 2] = s2
-        f_n_out[s] = fn
-        status[s] = SLIP if sliding else STICK
-        tally[0] += dissipated
-        tally[1] += (fn - k_n[s] * overlap) * rate * dt
-        stored += 0.5 * k_n[s] * overlap * overlap + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]
-        if fn > 0.0:
+        g0, g1, g2, energy = _penalty(s, overlap, d0, d1, d2, bn0, bn1, bn2, k_n, k_t, c_n,
+                                      mu, dt, f_t, f_n_out, status, tally)
+        stored += energy
+        if f_n_out[s] > 0.0:
             n_active += 1
-        g0 = fn * bn0 + s0
-        g1 = fn * bn1 + s1
-        g2 = fn * bn2 + s2
         for k in range(4):
             w = (1.0 - bs) * wa[k] + bs * wb[k]
             q = own[k]

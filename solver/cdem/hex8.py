@@ -74,6 +74,22 @@ def lumped_masses(x: np.ndarray, density: np.ndarray) -> np.ndarray:
     return density[:, None] * np.einsum("eg,ga->ea", det, n)
 
 
+@njit(cache=True)
+def quad_normal(x, a, b, c, d):
+    """Unit normal (x_c - x_a) x (x_d - x_b) / |...| of the quadrilateral a, b, c, d."""
+    e0 = x[c, 0] - x[a, 0]
+    e1 = x[c, 1] - x[a, 1]
+    e2 = x[c, 2] - x[a, 2]
+    g0 = x[d, 0] - x[b, 0]
+    g1 = x[d, 1] - x[b, 1]
+    g2 = x[d, 2] - x[b, 2]
+    n0 = e1 * g2 - e2 * g1
+    n1 = e2 * g0 - e0 * g2
+    n2 = e0 * g1 - e1 * g0
+    inv = 1.0 / np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+    return n0 * inv, n1 * inv, n2 * inv
+
+
 @njit(cache=True, fastmath=True, inline="always")
 def _det_inv(j00, j01, j02, j10, j11, j12, j20, j21, j22):
     c00 = j11 * j22 - j12 * j21

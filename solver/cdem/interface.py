@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from solver.cdem.hex8 import FACES
+from solver.cdem.hex8 import FACES, quad_normal
+from solver.contact_laws.laws import rotate_to_tangent
 
 INTACT, BROKEN_TENSION, BROKEN_SHEAR = 0, 1, 2
 
@@ -110,20 +111,7 @@ def interface_step(x, du, f, node_i, node_j, k_n, k_s, area, tensile, cohesion, 
     """
     n_broken = 0
     for q in range(node_i.shape[0]):
-        a, b, c, d = node_i[q, 0], node_i[q, 1], node_i[q, 2], node_i[q, 3]
-        e0 = x[c, 0] - x[a, 0]
-        e1 = x[c, 1] - x[a, 1]
-        e2 = x[c, 2] - x[a, 2]
-        g0 = x[d, 0] - x[b, 0]
-        g1 = x[d, 1] - x[b, 1]
-        g2 = x[d, 2] - x[b, 2]
-        n0 = e1 * g2 - e2 * g1
-        n1 = e2 * g0 - e0 * g2
-        n2 = e0 * g1 - e1 * g0
-        inv = 1.0 / np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-        n0 *= inv
-        n1 *= inv
-        n2 *= inv
+        n0, n1, n2 = quad_normal(x, node_i[q, 0], node_i[q, 1], node_i[q, 2], node_i[q, 3])
         kn = k_n[q]
         ks = k_s[q]
         for k in range(4):
@@ -135,20 +123,8 @@ def interface_step(x, du, f, node_i, node_j, k_n, k_s, area, tensile, cohesion, 
             dn = r0 * n0 + r1 * n1 + r2 * n2
             un = u_n[q, k] + dn
             u_n[q, k] = un
-            s0 = f_s[q, k, 0]
-            s1 = f_s[q, k, 1]
-            s2 = f_s[q, k, 2]
-            old = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
-            sn = s0 * n0 + s1 * n1 + s2 * n2
-            s0 -= sn * n0
-            s1 -= sn * n1
-            s2 -= sn * n2
-            new = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
-            if new > 0.0:
-                scale = old / new
-                s0 *= scale
-                s1 *= scale
-                s2 *= scale
+            s0, s1, s2 = rotate_to_tangent(f_s[q, k, 0], f_s[q, k, 1], f_s[q, k, 2],
+                                           n0, n1, n2)
             s0 += ks * (r0 - dn * n0)
             s1 += ks * (r1 - dn * n1)
             s2 += ks * (r2 - dn * n2)

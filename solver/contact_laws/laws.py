@@ -114,12 +114,9 @@ def force_end_time(beta, omega):
 
 
 @njit(cache=True)
-def cundall_strack_xyz(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t, mu, f_n, cohesion_force):
-    """Component form of :func:`cundall_strack_update` (no allocation, for hot loops).
-
-    Returns ``(f0, f1, f2, sliding, dissipated)``.
-    """
-    # rotate the stored force into the current tangent plane, keeping its magnitude
+def rotate_to_tangent(f0, f1, f2, n0, n1, n2):
+    """A stored tangential force turned into the plane normal to the unit vector n, its
+    magnitude kept (3DEC/PFC convention; zero if it was purely normal)."""
     old = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
     fn_part = f0 * n0 + f1 * n1 + f2 * n2
     f0 -= fn_part * n0
@@ -131,8 +128,17 @@ def cundall_strack_xyz(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t, mu, f_n, cohesio
         f0 *= s
         f1 *= s
         f2 *= s
-    else:
-        old = 0.0
+    return f0, f1, f2
+
+
+@njit(cache=True)
+def cundall_strack_xyz(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t, mu, f_n, cohesion_force):
+    """Component form of :func:`cundall_strack_update` (no allocation, for hot loops).
+
+    Returns ``(f0, f1, f2, sliding, dissipated)``.
+    """
+    f0, f1, f2 = rotate_to_tangent(f0, f1, f2, n0, n1, n2)
+    old = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
     cap = max(cohesion_force + mu * f_n, 0.0)
     # elastic trial with the tangential part of the slip increment
     dn = d0 * n0 + d1 * n1 + d2 * n2
