@@ -53,7 +53,6 @@ def _advance(m, du_top, breakable=True):
 
 def test_shared_faces_of_a_2x2x2_box_and_their_node_pairs():
     n = 3
-    pts = np.array([[x, y, z] for x in range(n) for y in range(n) for z in range(n)], float)
     idx = lambda i, j, k: (i * n + j) * n + k
     cells = np.array([[idx(i, j, k), idx(i + 1, j, k), idx(i + 1, j + 1, k), idx(i, j + 1, k),
                        idx(i, j, k + 1), idx(i + 1, j, k + 1), idx(i + 1, j + 1, k + 1),

@@ -426,7 +426,6 @@ class ContactSet:
         self.surface_elems = order[capable[order]]
         k_of = np.full(n_el, -1)
         k_of[self.surface_elems] = np.arange(len(self.surface_elems))
-        self.k_of = k_of
         self.n_surface = len(self.surface_elems)
         counts = np.bincount(parts[self.surface_elems], minlength=comm.size)
         self.counts = 8 * 3 * counts
@@ -468,7 +467,6 @@ class ContactSet:
         self.ss_keys = np.zeros(0, dtype=np.int64)
         self._set_semi_springs(np.zeros(0, dtype=np.int64))
         self.tally = np.zeros(3)
-        self.dissipated = 0.0
         self.steps_since_renewal = 0
         self.x_renewal = None
         self.renewals = 0

@@ -151,7 +151,6 @@ class TimeLoop:
         self.sums = np.zeros(6)
         self.unbalance = math.inf
         self.compute_seconds = 0.0
-        self.contacts_active = 0
 
     def one_step(self, g: np.ndarray, stage: Stage) -> int:
         m = self.m
@@ -171,7 +170,7 @@ class TimeLoop:
         self.compute_seconds += time.perf_counter() - t0
         m.halo.reverse_add(m.f_spr)
         if m.contact is not None:
-            self.contacts_active = m.contact.step(self.dt)
+            m.contact.step(self.dt)
         return broken
 
     def reduce_step(self, broken: int) -> int:
