@@ -457,9 +457,9 @@ class ContactSet:
         self.element_mass = np.repeat(mats.density[self.surface_elems]
                                       * volumes[self.surface_elems], 6)
         self.mu = math.tan(math.radians(c.friction_deg))
-        size = np.sqrt(self.face_area0)
-        self.tol = c.tolerance * float(np.median(size)) if len(size) else 0.0
-        self.margin = c.margin * float(np.median(size)) if len(size) else 0.0
+        self.size = float(np.median(np.sqrt(self.face_area0))) if self.n_surface else 0.0
+        self.tol = c.tolerance * self.size
+        self.margin = c.margin * self.size
         self.x = np.zeros((8 * self.n_surface, 3))
         self.du = np.zeros_like(self.x)
         self.f = np.zeros_like(self.x)
@@ -472,7 +472,6 @@ class ContactSet:
         self.renewals = 0
         self.checks = 0
         self.max_overlap = 0.0
-        self.size = float(np.median(size)) if len(size) else 0.0
         self.steps = 0
         self.types_seen: set[str] = set()
 
