@@ -82,6 +82,17 @@ def _face_frame(x, nodes):
 
 
 @njit(cache=True)
+def _open(s, target_id, target, f_t, f_n_out, status):
+    """Contact s carries no force: its tangential spring is reset (Cundall-Strack)."""
+    target[s] = target_id
+    f_t[s, 0] = 0.0
+    f_t[s, 1] = 0.0
+    f_t[s, 2] = 0.0
+    f_n_out[s] = 0.0
+    status[s] = OPEN
+
+
+@njit(cache=True)
 def _penalty(s, overlap, d0, d1, d2, n0, n1, n2, k_n, k_t, c_n, mu, dt, f_t, f_n_out, status,
              tally):
     """Normal spring-dashpot and Cundall-Strack forces of contact s on its overlap and the
@@ -195,12 +206,7 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
                     bn0, bn1, bn2 = n0, n1, n2
                     break
         if best < 0 or best_delta >= 0.0:
-            target[s] = best
-            f_t[s, 0] = 0.0
-            f_t[s, 1] = 0.0
-            f_t[s, 2] = 0.0
-            f_n_out[s] = 0.0
-            status[s] = OPEN
+            _open(s, best, target, f_t, f_n_out, status)
             continue
         target[s] = best
         nodes = face_nodes[best]
@@ -362,12 +368,7 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
                 bn0, bn1, bn2 = n0, n1, n2
                 bq0, bq1 = q0, q1
         if best < 0:
-            target[s] = -1
-            f_t[s, 0] = 0.0
-            f_t[s, 1] = 0.0
-            f_t[s, 2] = 0.0
-            f_n_out[s] = 0.0
-            status[s] = OPEN
+            _open(s, best, target, f_t, f_n_out, status)
             continue
         target[s] = best
         d0 = d1 = d2 = 0.0
