@@ -258,8 +258,6 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
     k_n = k_area_n[owned] * area
     k_s = k_area_s[owned] * area
     fixed, held = _boundary_masks(cfg, mesh, x0, mesh.groups[mine], where)
-    dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, node_i, node_j, k_n,
-                      k_s, n_nodes)
     n_f = len(owned)
     model = LocalModel(
         elem_gid=mine, group=mesh.groups[mine], x0=x0, x=x, v=np.zeros((n_nodes, 3)),
@@ -270,20 +268,20 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
         face_gid=owned, k_n=k_n, k_s=k_s, area=area, tensile=tensile[owned],
         cohesion=cohesion[owned], tan_phi=tan_phi[owned], u_n=np.zeros((n_f, 4)),
         f_s=np.zeros((n_f, 4, 3)), state=np.full((n_f, 4), INTACT, dtype=np.uint8), halo=halo,
-        n_faces_global=topo.n_faces, dt_limit_local=float(dt_el.min()) if len(dt_el) else np.inf)
+        n_faces_global=topo.n_faces, dt_limit_local=np.inf)
+    k_contact = None
     if cfg.contact.enabled:
         from solver.cdem.contact import ContactSet
         model.contact = ContactSet(comm, cfg, mesh, model, topo, parts, mats, volumes)
         model.contact.update_glue()
-        k_extra = np.zeros(n_nodes)
-        k_el = model.contact.stable_stiffness()
-        local_k = np.searchsorted(np.sort(mine), model.contact.surface_elems)
-        on_me = parts[model.contact.surface_elems] == rank
-        rows = (8 * local_k[on_me][:, None] + np.arange(8)).ravel()
-        k_extra[rows] = np.repeat(k_el[on_me], 8)
-        dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, node_i, node_j,
-                          k_n, k_s, n_nodes, k_extra)
-        model.dt_limit_local = float(dt_el.min()) if len(dt_el) else np.inf
+        surface = model.contact.surface_elems
+        on_me = parts[surface] == rank
+        k_contact = np.zeros(n_nodes)
+        k_contact[(8 * g2l[surface[on_me]][:, None] + np.arange(8)).ravel()] = np.repeat(
+            model.contact.stable_stiffness()[on_me], 8)
+    dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, node_i, node_j, k_n,
+                      k_s, n_nodes, k_contact)
+    model.dt_limit_local = float(dt_el.min()) if len(dt_el) else np.inf
     return model
 
 
