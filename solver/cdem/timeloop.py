@@ -81,7 +81,9 @@ def node_step(n_own, f_int, f_spr, mass, g, v, x, du, fixed, held_velocity, dt, 
 
 @dataclass
 class Energies:
-    """Running energy tally of the whole model [J] (global sums)."""
+    """Running energy tally of the whole model [J] (global sums). ``spring`` holds the
+    interface and contact springs, ``spring_dissipated`` their breakage, friction and dashpot
+    losses."""
 
     damping: float = 0.0
     gravity_work: float = 0.0
@@ -245,6 +247,8 @@ class TimeLoop:
         m.v[:] = 0.0
         m.x0[:] = m.x[: m.n_own]
         self.tally[:] = 0.0
+        if m.contact is not None:
+            m.contact.tally[:2] = 0.0
         self.update_stored_energy()
         self.energies = Energies(strain=self.energies.strain, spring=self.energies.spring,
                                  reference=self.energies.strain + self.energies.spring)
