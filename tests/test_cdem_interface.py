@@ -7,7 +7,8 @@ from mpi4py import MPI
 
 from solver.case import from_dict
 from solver.cdem.config import Config
-from solver.cdem.interface import BROKEN_SHEAR, BROKEN_TENSION, INTACT, interface_step, shared_faces
+from solver.cdem.interface import (BROKEN_SHEAR, BROKEN_TENSION, INTACT, interface_step,
+                                   shared_faces, sum_slots)
 from solver.cdem.model import build_local_model
 from solver.mesh.hexmesh import HexMesh
 
@@ -43,11 +44,11 @@ def _advance(m, du_top, breakable=True):
     m.du[:] = 0.0
     m.du[8:16] = du_top
     m.x[8:16] += du_top
-    m.f_spr[:] = 0.0
     tally = np.zeros(2)
-    broken = interface_step(m.x, m.du, m.f_spr, m.node_i, m.node_j, m.k_n, m.k_s, m.area,
-                            m.tensile, m.cohesion, m.tan_phi, m.u_n, m.f_s, m.state,
-                            breakable, tally)
+    broken = interface_step(m.x, m.du, m.f_slot, m.node_i, m.node_j, m.slot_i, m.slot_j,
+                            m.k_n, m.k_s, m.area, m.tensile, m.cohesion, m.tan_phi, m.u_n,
+                            m.f_s, m.state, breakable, tally)
+    sum_slots(m.f_slot, m.f_spr[: m.n_own])
     return broken, tally
 
 

@@ -35,10 +35,15 @@ weights of the projection. The tangential spring is kept when the target changes
 rotated into the new tangent plane; a semi-spring sliding across the boundary of two
 coplanar faces keeps its history) and reset when the contact opens.
 
-Across MPI ranks, the nodes of all contact-capable elements are gathered on every rank each
-step (Allgatherv) and contact forces are summed (Allreduce): every rank evaluates its own
-semi-springs against any target. This is exact, but its traffic grows with the whole contact
-surface, not with the partition boundary.
+Across MPI ranks: surface elements are numbered in global element order on every rank, and
+the nodes of all contact-capable elements are gathered on every rank each step
+(Allgatherv), so every rank evaluates its own semi-springs against any target and finds the
+same candidates, targets and forces the serial run finds. Each loaded contact hands its
+force to at most 8 nodes (4 of its face, up to 4 of the target); these node shares are sent
+to the ranks owning the nodes (Alltoallv) and added there in the global order of the
+contacts (``ContactSet.node_shares``), so the summed node forces, and with them the whole
+run, are the same to the last bit on any number of ranks. The gather's traffic grows with
+the whole contact surface, not with the partition boundary.
 """
 
 from __future__ import annotations
@@ -82,9 +87,12 @@ def _face_frame(x, nodes):
 
 
 @njit(cache=True)
-def _open(s, target_id, target, f_t, f_n_out, status):
+def _open(s, target_id, target, f_t, f_n_out, status, force):
     """Contact s carries no force: its tangential spring is reset (Cundall-Strack)."""
     target[s] = target_id
+    force[s, 0] = 0.0
+    force[s, 1] = 0.0
+    force[s, 2] = 0.0
     f_t[s, 0] = 0.0
     f_t[s, 1] = 0.0
     f_t[s, 2] = 0.0
@@ -129,18 +137,22 @@ def _barycentric(x, i, j, k, p0, p1, p2, n0, n1, n2):
 
 
 @njit(cache=True)
-def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
-                 k_n, k_t, c_n, mu, tol, dt, target, f_t, f_n_out, status, tally):
+def contact_step(x, du, face_nodes, ss_face, ss_vertex, candidates, alpha,
+                 k_n, k_t, c_n, mu, tol, dt, target, f_t, f_n_out, status, tally,
+                 force, own_w, target_nodes, target_w):
     """Semi-spring -> target-face contact forces of all semi-springs (see module docstring).
 
-    x, du, f: (n_nodes, 3) surface-node coordinates, step increments, force accumulator;
+    x, du: (n_nodes, 3) surface-node coordinates and step increments;
     face_nodes (n_faces, 4) node rows of every surface face (outward order; faces 6k..6k+5
     belong to surface element k); ss_face, ss_vertex (n_ss,) the semi-spring's face and vertex
     (0..3); candidates (n_ss, 8) potential target faces (-1: none); k_n, k_t, c_n (n_ss,)
     spring constants [N/m] and dashpot [N s/m]; mu friction coefficient; tol search tolerance
     [m]; target (n_ss,) current target face, f_t (n_ss, 3) tangential force, both updated;
     f_n_out, status (n_ss,) written; tally (3,) += friction, dashpot dissipation [J] and stored
-    contact energy [J] (the last overwritten). Returns the contacts in compression and
+    contact energy [J] (the last overwritten). Written per semi-spring: ``force`` (n_ss, 3) on
+    the semi-spring (zero when open), which its face's nodes take with the weights ``own_w``
+    (n_ss, 4) and the nodes ``target_nodes`` (n_ss, 4; -1: unused) of the target with minus
+    the weights ``target_w`` (n_ss, 4). Returns the contacts in compression and
     the deepest overlap [m]. The dashpot term is the work of F_n - k_n delta
     (the dashpot force, or minus the spring force while the no-tension clamp holds), so the
     stored 1/2 k_n delta^2 of a separating clamped contact is booked as dissipated.
@@ -206,7 +218,7 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
                     bn0, bn1, bn2 = n0, n1, n2
                     break
         if best < 0 or best_delta >= 0.0:
-            _open(s, best, target, f_t, f_n_out, status)
+            _open(s, best, target, f_t, f_n_out, status, force)
             continue
         target[s] = best
         nodes = face_nodes[best]
@@ -221,23 +233,19 @@ def contact_step(x, du, f, face_nodes, ss_face, ss_vertex, candidates, alpha,
         stored += energy
         if f_n_out[s] > 0.0:
             n_active += 1
-        f[v, 0] += (w_vertex - w_other) * g0
-        f[v, 1] += (w_vertex - w_other) * g1
-        f[v, 2] += (w_vertex - w_other) * g2
+        force[s, 0] = g0
+        force[s, 1] = g1
+        force[s, 2] = g2
         for k in range(4):
-            q = own[k]
-            f[q, 0] += w_other * g0
-            f[q, 1] += w_other * g1
-            f[q, 2] += w_other * g2
-        f[ti, 0] -= bw0 * g0
-        f[ti, 1] -= bw0 * g1
-        f[ti, 2] -= bw0 * g2
-        f[tj, 0] -= bw1 * g0
-        f[tj, 1] -= bw1 * g1
-        f[tj, 2] -= bw1 * g2
-        f[tk, 0] -= bw2 * g0
-        f[tk, 1] -= bw2 * g1
-        f[tk, 2] -= bw2 * g2
+            own_w[s, k] = w_vertex if k == ss_vertex[s] else w_other
+        target_nodes[s, 0] = ti
+        target_nodes[s, 1] = tj
+        target_nodes[s, 2] = tk
+        target_nodes[s, 3] = -1
+        target_w[s, 0] = bw0
+        target_w[s, 1] = bw1
+        target_w[s, 2] = bw2
+        target_w[s, 3] = 0.0
     tally[2] = stored
     return n_active, deepest
 
@@ -250,8 +258,9 @@ def _semi_spring_weights(alpha, vertex, out, scale):
 
 
 @njit(cache=True)
-def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, alpha, k_n, k_t,
-                   c_n, mu, tol, dt, target, f_t, f_n_out, status, tally):
+def semi_edge_step(x, du, face_nodes, ridge, ss_face, ss_vertex, candidates, alpha, k_n, k_t,
+                   c_n, mu, tol, dt, target, f_t, f_n_out, status, tally, force, own_w,
+                   target_nodes, target_w):
     """Semi-edge -> target-edge contact forces (seed 002 section 4.3, Eqs. 11-12).
 
     Semi-edge s joins the semi-springs of vertices v and v+1 of face ss_face[s] (v =
@@ -272,7 +281,7 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
     indentation (deeper penetrations belong to the semi-springs, and a deeper "crossing" is
     with an edge on the far side of the element); the shallowest such edge is taken. Forces as in :func:`contact_step`: P(s) spreads over the
     face nodes with the semi-springs' weights, the reaction over Q0, Q1 with (1 - t, t).
-    Arguments and return values as in :func:`contact_step`, per semi-edge.
+    Arguments, outputs and return values as in :func:`contact_step`, per semi-edge.
     """
     n_active = 0
     deepest = 0.0
@@ -281,6 +290,7 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
     wb = np.zeros(4)
     for s in range(ss_face.shape[0]):
         if not ridge[ss_face[s], ss_vertex[s]]:
+            _open(s, -1, target, f_t, f_n_out, status, force)
             continue
         own = face_nodes[ss_face[s]]
         v0 = ss_vertex[s]
@@ -368,7 +378,7 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
                 bn0, bn1, bn2 = n0, n1, n2
                 bq0, bq1 = q0, q1
         if best < 0:
-            _open(s, best, target, f_t, f_n_out, status)
+            _open(s, best, target, f_t, f_n_out, status, force)
             continue
         target[s] = best
         d0 = d1 = d2 = 0.0
@@ -388,20 +398,29 @@ def semi_edge_step(x, du, f, face_nodes, ridge, ss_face, ss_vertex, candidates, 
         stored += energy
         if f_n_out[s] > 0.0:
             n_active += 1
+        force[s, 0] = g0
+        force[s, 1] = g1
+        force[s, 2] = g2
         for k in range(4):
-            w = (1.0 - bs) * wa[k] + bs * wb[k]
-            q = own[k]
-            f[q, 0] += w * g0
-            f[q, 1] += w * g1
-            f[q, 2] += w * g2
-        f[bq0, 0] -= (1.0 - bt) * g0
-        f[bq0, 1] -= (1.0 - bt) * g1
-        f[bq0, 2] -= (1.0 - bt) * g2
-        f[bq1, 0] -= bt * g0
-        f[bq1, 1] -= bt * g1
-        f[bq1, 2] -= bt * g2
+            own_w[s, k] = (1.0 - bs) * wa[k] + bs * wb[k]
+        target_nodes[s, 0] = bq0
+        target_nodes[s, 1] = bq1
+        target_nodes[s, 2] = -1
+        target_nodes[s, 3] = -1
+        target_w[s, 0] = 1.0 - bt
+        target_w[s, 1] = bt
+        target_w[s, 2] = 0.0
+        target_w[s, 3] = 0.0
     tally[2] += stored
     return n_active, deepest
+
+
+@njit(cache=True)
+def add_in_order(f, rows, shares):
+    """f[rows[r]] += shares[r] for r = 0, 1, ... in that order."""
+    for r in range(rows.shape[0]):
+        for c in range(3):
+            f[rows[r], c] += shares[r, c]
 
 
 class ContactSet:
@@ -423,20 +442,24 @@ class ContactSet:
         breakable = ~np.isinf(model_strength(cfg, mesh, mats, topo))
         capable = boundary.any(axis=1)
         capable[topo.elem[breakable].ravel()] = True
-        order = np.lexsort((np.arange(n_el), parts))
-        self.surface_elems = order[capable[order]]
+        self.surface_elems = np.nonzero(capable)[0]
         k_of = np.full(n_el, -1)
         k_of[self.surface_elems] = np.arange(len(self.surface_elems))
         self.n_surface = len(self.surface_elems)
-        counts = np.bincount(parts[self.surface_elems], minlength=comm.size)
+        surface_part = parts[self.surface_elems]
+        self.node_owner = np.repeat(surface_part, 8)
+        counts = np.bincount(surface_part, minlength=comm.size)
         self.counts = 8 * 3 * counts
         self.offsets = np.concatenate([[0], np.cumsum(self.counts)[:-1]])
+        by_rank = np.argsort(surface_part, kind="stable")
+        self.rank_order_nodes = (8 * by_rank[:, None] + np.arange(8)).ravel()
         rank = comm.rank
         g2l = np.full(n_el, -1)
         g2l[model.elem_gid] = np.arange(model.n_el)
-        mine = self.surface_elems[parts[self.surface_elems] == rank]
+        mine = self.surface_elems[surface_part == rank]
         self.own_rows = (8 * g2l[mine][:, None] + np.arange(8)).ravel()
-        self.own_start = int(self.offsets[rank] // 3)
+        self.row_of_node = np.full(8 * self.n_surface, -1, dtype=np.int64)
+        self.row_of_node[(8 * k_of[mine][:, None] + np.arange(8)).ravel()] = self.own_rows
         self.face_nodes = (8 * np.arange(self.n_surface)[:, None, None] + FACES[None]).reshape(-1, 4)
         self.boundary = boundary[self.surface_elems].ravel()
         self.shared_a = 6 * k_of[topo.elem[:, 0]] + topo.face[:, 0]
@@ -463,7 +486,7 @@ class ContactSet:
         self.margin = c.margin * self.size
         self.x = np.zeros((8 * self.n_surface, 3))
         self.du = np.zeros_like(self.x)
-        self.f = np.zeros_like(self.x)
+        self.gathered = np.zeros_like(self.x)
         self.glued = np.ones(len(topo.elem), dtype=bool)
         self.ss_keys = np.zeros(0, dtype=np.int64)
         self._set_semi_springs(np.zeros(0, dtype=np.int64))
@@ -535,20 +558,22 @@ class ContactSet:
         self.se_f_t = se_f_t
         self.se_f_n = np.zeros(n)
         self.se_status = np.full(n, OPEN, dtype=np.int64)
+        self.loads = [(np.zeros((n, 3)), np.zeros((n, 4)), np.full((n, 4), -1, dtype=np.int64),
+                       np.zeros((n, 4))) for _ in ("semi-springs", "semi-edges")]
 
     # -- per step --------------------------------------------------------------------------
     def gather(self) -> None:
-        """Surface-node coordinates and increments of all ranks, on every rank."""
+        """Surface-node coordinates and increments of all ranks, on every rank, in the global
+        order of the surface elements."""
         m = self.model
-        own_x = m.x[self.own_rows]
-        own_du = m.du[self.own_rows]
         if self.comm.size == 1:
-            self.x[:] = own_x
-            self.du[:] = own_du
+            np.take(m.x, self.own_rows, axis=0, out=self.x)
+            np.take(m.du, self.own_rows, axis=0, out=self.du)
             return
-        for mine, full in ((own_x, self.x), (own_du, self.du)):
-            self.comm.Allgatherv(np.ascontiguousarray(mine),
-                                 [full, (self.counts, self.offsets), MPI.DOUBLE])
+        for values, full in ((m.x, self.x), (m.du, self.du)):
+            self.comm.Allgatherv(values[self.own_rows],
+                                 [self.gathered, (self.counts, self.offsets), MPI.DOUBLE])
+            full[self.rank_order_nodes] = self.gathered
 
     def semi_spring_positions(self) -> np.ndarray:
         a = self.cfg.indentation
@@ -601,25 +626,55 @@ class ContactSet:
                 or moved > 0.5 * self.margin):
             self.renew()
         self.steps_since_renewal += 1
-        self.f[:] = 0.0
-        active, deepest = contact_step(self.x, self.du, self.f, self.face_nodes, self.ss_face,
+        active, deepest = contact_step(self.x, self.du, self.face_nodes, self.ss_face,
                               self.ss_vertex, self.candidates, self.cfg.indentation, self.k_n,
                               self.k_t, self.c_n, self.mu, self.tol, dt, self.target, self.f_t,
-                              self.f_n, self.status, self.tally)
+                              self.f_n, self.status, self.tally, *self.loads[0])
         edges, edge_deepest = semi_edge_step(
-            self.x, self.du, self.f, self.face_nodes, self.ridge, self.ss_face, self.ss_vertex,
+            self.x, self.du, self.face_nodes, self.ridge, self.ss_face, self.ss_vertex,
             self.candidates, self.cfg.indentation, self.se_k_n, self.se_k_t, self.se_c_n,
             self.mu, self.tol, dt, self.se_target, self.se_f_t, self.se_f_n, self.se_status,
-            self.tally)
+            self.tally, *self.loads[1])
         self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
         self.steps += 1
         if self.steps % 10 == 0:
             self.types_seen |= self.contact_types()
-        if self.comm.size > 1:
-            self.comm.Allreduce(MPI.IN_PLACE, self.f, op=MPI.SUM)
-        s = self.own_start
-        self.model.f_spr[self.own_rows] += self.f[s: s + len(self.own_rows)]
+        nodes, keys, shares = self.exchange(*self.node_shares())
+        order = np.lexsort((keys, nodes))
+        add_in_order(self.model.f_spr, self.row_of_node[nodes[order]], shares[order])
         return active + edges
+
+    def node_shares(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Surface node, order key and force of every node's share of every loaded contact
+        of this rank. Key 2 (4 face + vertex) + kind (0 semi-spring, 1 semi-edge) is the
+        contact's place in the global order (faces numbered by global element), the same
+        on any partition; a contact loads a node at most once."""
+        nodes, keys, shares = [], [], []
+        for kind, (force, own_w, target_nodes, target_w) in enumerate(self.loads):
+            a = np.nonzero(np.any(force != 0.0, axis=1))[0]
+            node = np.concatenate([self.face_nodes[self.ss_face[a]], target_nodes[a]], axis=1)
+            weight = np.concatenate([own_w[a], -target_w[a]], axis=1)
+            used = node >= 0
+            nodes.append(node[used])
+            keys.append(np.broadcast_to((2 * self.ss_keys[a] + kind)[:, None], node.shape)[used])
+            shares.append((weight[:, :, None] * force[a][:, None, :])[used])
+        return np.concatenate(nodes), np.concatenate(keys), np.concatenate(shares)
+
+    def exchange(self, nodes, keys, shares) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Send every node share to the rank that owns the node (Alltoallv)."""
+        size = self.comm.size
+        if size == 1:
+            return nodes, keys, shares
+        dest = self.node_owner[nodes]
+        order = np.argsort(dest, kind="stable")
+        send = np.column_stack([nodes, keys, shares])[order]
+        send_counts = 5 * np.bincount(dest, minlength=size)
+        recv_counts = np.empty_like(send_counts)
+        self.comm.Alltoall(send_counts, recv_counts)
+        recv = np.empty((int(recv_counts.sum()) // 5, 5))
+        self.comm.Alltoallv([send, (send_counts, None), MPI.DOUBLE],
+                            [recv, (recv_counts, None), MPI.DOUBLE])
+        return recv[:, 0].astype(np.int64), recv[:, 1].astype(np.int64), recv[:, 2:]
 
     def contact_types(self) -> set[str]:
         """Traditional contact types of this rank's compressed contacts, per pair (own face,
@@ -645,6 +700,11 @@ class ContactSet:
             else:
                 types.add("edge-edge")
         return types
+
+    def target_faces(self) -> np.ndarray:
+        """Each semi-spring's target face as 6 (global element id) + local face, -1 if none."""
+        t = self.target
+        return np.where(t >= 0, 6 * self.surface_elems[np.maximum(t, 0) // 6] + t % 6, -1)
 
     def summary(self) -> dict:
         """Counts over all ranks: semi-springs, contacts in compression, sticking, sliding,

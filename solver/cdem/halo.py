@@ -5,10 +5,12 @@ cross-rank springs as ghosts, appended after its own nodes. Each step:
 
 * ``forward(du)``: owners of B nodes send their step increments to the ranks holding them as
   ghosts (owner -> ghost);
-* ``reverse_add(f)``: ghost forces are sent back and added to the owners' nodes
-  (ghost -> owner), then zeroed.
+* ``reverse_set(f_slot)``: the spring-force slots the owner of a spring wrote into its ghost
+  rows are sent back and written into the owners' slots (ghost -> owner). Every slot has
+  one writer, so nothing is summed across ranks.
 
-Both use one ``Neighbor_alltoallv`` on a distributed-graph communicator built once
+Rows are rows of any (n, 3) array: node rows for ``forward``, node-slot rows (3 node + slot)
+for ``reverse_set``. Both use one ``Neighbor_alltoallv`` on a distributed-graph communicator built once
 (DOLFINx's scatter_forward / scatter_reverse pattern).
 """
 
@@ -19,7 +21,8 @@ from mpi4py import MPI
 
 
 class NodeHalo:
-    """send[r]: my node indices rank r holds as ghosts; recv[r]: my ghost slots owned by r."""
+    """send[r]: my rows rank r holds as ghosts; recv[r]: my ghost rows owned by r (the same
+    rows in the same order on both sides)."""
 
     def __init__(self, comm, send: dict[int, np.ndarray], recv: dict[int, np.ndarray]):
         self.neighbours = sorted(set(send) | set(recv))
@@ -51,11 +54,10 @@ class NodeHalo:
         self._exchange(self.send_buf, self.send_counts, self.recv_buf, self.recv_counts)
         values[self.recv_idx] = self.recv_buf
 
-    def reverse_add(self, values: np.ndarray) -> None:
-        """Add the ghost rows of ``values`` to their owners' rows, then zero the ghosts."""
+    def reverse_set(self, values: np.ndarray) -> None:
+        """Write the ghost rows of ``values`` into their owners' rows."""
         if not self.active:
             return
         np.take(values, self.recv_idx, axis=0, out=self.recv_buf)
-        values[self.recv_idx] = 0.0
         self._exchange(self.recv_buf, self.recv_counts, self.send_buf, self.send_counts)
-        np.add.at(values, self.send_idx, self.send_buf)
+        values[self.send_idx] = self.send_buf

@@ -22,7 +22,10 @@ displacement of B's node with respect to A's (opening positive, tension positive
   carries compression only, F_n = K_n min(u_n, 0), so a gap closes where it opened);
 * shear: F_s is first rotated into the current tangent plane (F_s - (F_s.n)n, rescaled to keep
   its magnitude, as 3DEC does), then F_s += K_s (du_rel - (du_rel.n) n).
-Forces on the nodes: f_i += F_n n + F_s, f_j -= F_n n + F_s.
+Forces on the nodes: f_i += F_n n + F_s, f_j -= F_n n + F_s. Each node lies on 3 faces of
+its element and so carries at most 3 springs; each spring writes its force into the node's
+slot for that face (``SLOT``), and the node force is the sum of its 3 slots in slot order.
+The sum is then the same, bit for bit, however the springs are split across ranks.
 
 Failure per spring (seed 002 Eq. 14, maximum tensile stress and Mohr-Coulomb):
 * tensile: F_n > T A_s -> broken (state 1), forces released;
@@ -43,6 +46,20 @@ from solver.cdem.hex8 import FACES, quad_normal
 from solver.contact_laws.laws import rotate_to_tangent
 
 INTACT, BROKEN_TENSION, BROKEN_SHEAR = 0, 1, 2
+
+
+def _slot_table() -> np.ndarray:
+    """(8, 6): the slot (0..2) of face f among the three faces of local node a (-1: a is not
+    on f), faces taken in increasing order."""
+    table = np.full((8, 6), -1, dtype=np.int64)
+    for a in range(8):
+        faces = [f for f in range(6) if a in FACES[f]]
+        for slot, f in enumerate(faces):
+            table[a, f] = slot
+    return table
+
+
+SLOT = _slot_table()
 
 
 @dataclass
@@ -97,13 +114,15 @@ def face_areas(x: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def interface_step(x, du, f, node_i, node_j, k_n, k_s, area, tensile, cohesion, tan_phi,
-                   u_n, f_s, state, breakable, tally):
-    """Advance all interface springs one step and add their forces to ``f``.
+def interface_step(x, du, f_slot, node_i, node_j, slot_i, slot_j, k_n, k_s, area, tensile,
+                   cohesion, tan_phi, u_n, f_s, state, breakable, tally):
+    """Advance all interface springs one step and write their forces into ``f_slot``.
 
-    x, du, f: (n_nodes, 3) coordinates, step increments and the force accumulator;
+    x, du: (n_nodes, 3) coordinates and step increments; f_slot (n_nodes, 3, 3): the force of
+    each node's spring of slot 0..2, overwritten for the springs given;
     node_i, node_j: (n_faces, 4) node indices on the A and B side (A's face order, so
-    node_i[:, 0..3] are the face corners a, b, c, d); k_n, k_s, area, tensile, cohesion,
+    node_i[:, 0..3] are the face corners a, b, c, d); slot_i, slot_j (n_faces, 4) the slot
+    of the spring at each of those nodes (``SLOT``); k_n, k_s, area, tensile, cohesion,
     tan_phi: (n_faces,) per-spring stiffness [N/m], area [m2] and strength of each face's
     springs; u_n (n_faces, 4), f_s (n_faces, 4, 3), state (n_faces, 4): spring state, updated;
     breakable: whether the failure criteria apply this stage; tally: (2,) energy released by
@@ -167,13 +186,22 @@ def interface_step(x, du, f, node_i, node_j, k_n, k_s, area, tensile, cohesion, 
             t0 = fn * n0 + s0
             t1 = fn * n1 + s1
             t2 = fn * n2 + s2
-            f[i, 0] += t0
-            f[i, 1] += t1
-            f[i, 2] += t2
-            f[j, 0] -= t0
-            f[j, 1] -= t1
-            f[j, 2] -= t2
+            a = slot_i[q, k]
+            b = slot_j[q, k]
+            f_slot[i, a, 0] = t0
+            f_slot[i, a, 1] = t1
+            f_slot[i, a, 2] = t2
+            f_slot[j, b, 0] = -t0
+            f_slot[j, b, 1] = -t1
+            f_slot[j, b, 2] = -t2
     return n_broken
+
+
+def sum_slots(f_slot: np.ndarray, out: np.ndarray) -> None:
+    """out = (slot 0 + slot 1) + slot 2 per node, in that order (len(out) rows)."""
+    n = len(out)
+    np.add(f_slot[:n, 0], f_slot[:n, 1], out=out)
+    out += f_slot[:n, 2]
 
 
 @njit(cache=True)

@@ -17,7 +17,7 @@ from solver.cdem.config import Config, Material
 from solver.cdem.constitutive import MODELS, lame
 from solver.cdem.halo import NodeHalo
 from solver.cdem.hex8 import FACES, element_volumes, lumped_masses
-from solver.cdem.interface import INTACT, face_areas, shared_faces
+from solver.cdem.interface import INTACT, SLOT, face_areas, shared_faces
 from solver.errors import InputError
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.partition import partition_elements
@@ -84,7 +84,8 @@ class LocalModel:
     v: np.ndarray               # (n_nodes, 3) velocities v^{n-1/2}
     du: np.ndarray              # (n_nodes, 3) step increments
     f_int: np.ndarray           # (n_nodes, 3) element forces
-    f_spr: np.ndarray           # (n_nodes, 3) interface spring forces
+    f_spr: np.ndarray           # (n_nodes, 3) interface spring (and contact) forces
+    f_slot: np.ndarray          # (n_nodes, 3, 3) spring force of each node's 3 face slots
     mass: np.ndarray            # (8 n_el,) lumped masses
     lam: np.ndarray
     mu: np.ndarray
@@ -95,6 +96,8 @@ class LocalModel:
     held_velocity: np.ndarray   # (8 n_el, 3)
     node_i: np.ndarray          # (n_faces, 4) A-side nodes
     node_j: np.ndarray          # (n_faces, 4) B-side nodes (own or ghost rows)
+    slot_i: np.ndarray          # (n_faces, 4) slot of each spring at its A node
+    slot_j: np.ndarray          # (n_faces, 4) slot of each spring at its B node
     face_gid: np.ndarray        # (n_faces,) global interface face ids
     k_n: np.ndarray
     k_s: np.ndarray
@@ -105,7 +108,8 @@ class LocalModel:
     u_n: np.ndarray
     f_s: np.ndarray
     state: np.ndarray
-    halo: NodeHalo
+    halo: NodeHalo              # du of B nodes, owner -> ghost
+    slot_halo: NodeHalo         # spring forces of ghost B slots, ghost -> owner
     n_faces_global: int
     dt_limit_local: float
     contact: object = None      # solver.cdem.contact.ContactSet when contact is enabled
@@ -184,25 +188,32 @@ def interface_strength(cfg: Config, mesh: HexMesh, mats: ElementMaterials, elem:
     return tensile, cohesion, tan_phi
 
 
+def node_spring_stiffness(topo, spring_k: np.ndarray, g2l: np.ndarray,
+                          n_own: int) -> np.ndarray:
+    """Spring stiffness max(K_n, K_s) a node carries, summed over its slots (n_own,): every
+    spring at my nodes, mine or owned by another rank, in the same order on any partition."""
+    k_slot = np.zeros((n_own, 3))
+    for side in (0, 1):
+        local = g2l[topo.elem[:, side]]
+        mine = local >= 0
+        rows = 8 * local[mine][:, None] + topo.local_nodes[mine, side]
+        k_slot[rows, SLOT[topo.local_nodes[mine, side], topo.face[mine, side][:, None]]] = \
+            spring_k[mine][:, None]
+    return (k_slot[:, 0] + k_slot[:, 1]) + k_slot[:, 2]
+
+
 def stable_dt(mats: ElementMaterials, x_el: np.ndarray, volumes: np.ndarray, mass: np.ndarray,
-              node_i: np.ndarray, node_j: np.ndarray, k_n: np.ndarray, k_s: np.ndarray,
-              n_nodes: int, k_extra: np.ndarray | None = None) -> np.ndarray:
+              k_node: np.ndarray) -> np.ndarray:
     """Stable central-difference step per element (n_el,), Gershgorin bound per node:
-    omega^2 <= (2 c_p / h)^2 + 2 sum_springs max(K_n, K_s) / m_node, dt = 2 / omega_max,
-    with c_p = sqrt((K + 4G/3) / rho) and h = V / (largest face area) the element thickness;
-    ``k_extra`` (n_nodes,) adds contact stiffness a node may carry."""
+    omega^2 <= (2 c_p / h)^2 + 2 k_node / m_node, dt = 2 / omega_max, with
+    c_p = sqrt((K + 4G/3) / rho), h = V / (largest face area) the element thickness and
+    k_node the spring (and contact) stiffness the node may carry."""
     faces = x_el[:, FACES]
     largest = np.max(face_areas(faces.reshape(-1, 4, 3)).reshape(-1, 6), axis=1)
     h = volumes / largest
     c_p = np.sqrt((mats.lam + 2.0 * mats.mu) / mats.density)
     omega_el = 2.0 * c_p / h
-    k_node = np.zeros(n_nodes)
-    k_max = np.maximum(k_n, k_s)[:, None] * np.ones((1, 4))
-    np.add.at(k_node, node_i.ravel(), k_max.ravel())
-    np.add.at(k_node, node_j.ravel(), k_max.ravel())
-    if k_extra is not None:
-        k_node += k_extra
-    omega_sq = np.repeat(omega_el ** 2, 8) + 2.0 * k_node[: len(mass)] / mass
+    omega_sq = np.repeat(omega_el ** 2, 8) + 2.0 * k_node / mass
     return 2.0 / np.sqrt(omega_sq.reshape(-1, 8).max(axis=1))
 
 
@@ -235,15 +246,26 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
     if len(ghost_gids):
         slots = n_own + np.searchsorted(ghost_gids, gid_b)
         node_j = np.where(remote[:, None], slots, node_j)
-    recv, send = {}, {}
+    slot_i = SLOT[topo.local_nodes[owned, 0], topo.face[owned, 0][:, None]]
+    slot_j = SLOT[topo.local_nodes[owned, 1], topo.face[owned, 1][:, None]]
+    recv, send, slot_recv, slot_send = {}, {}, {}, {}
     for r in np.unique(parts[ghost_gids // 8]) if len(ghost_gids) else []:
         recv[int(r)] = n_own + np.nonzero(parts[ghost_gids // 8] == r)[0]
+        sel = remote & (owner_b[owned] == r)
+        keys = 3 * gid_b[sel] + slot_j[sel]
+        rows = 3 * node_j[sel] + slot_j[sel]
+        slot_recv[int(r)] = rows.ravel()[np.argsort(keys.ravel())]
     into_me = np.nonzero((owner_b == rank) & (owner_a != rank))[0]
     for r in np.unique(owner_a[into_me]):
         sel = into_me[owner_a[into_me] == r]
         gids = np.unique(8 * topo.elem[sel, 1][:, None] + topo.local_nodes[sel, 1])
         send[int(r)] = 8 * g2l[gids // 8] + gids % 8
+        gid = 8 * topo.elem[sel, 1][:, None] + topo.local_nodes[sel, 1]
+        slot = SLOT[topo.local_nodes[sel, 1], topo.face[sel, 1][:, None]]
+        rows = 3 * (8 * g2l[gid // 8] + gid % 8) + slot
+        slot_send[int(r)] = rows.ravel()[np.argsort((3 * gid + slot).ravel())]
     halo = NodeHalo(comm, send, recv)
+    slot_halo = NodeHalo(comm, slot_send, slot_recv)
 
     n_nodes = n_own + len(ghost_gids)
     x0 = x_all[mine].reshape(-1, 3).copy()
@@ -262,25 +284,27 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
     model = LocalModel(
         elem_gid=mine, group=mesh.groups[mine], x0=x0, x=x, v=np.zeros((n_nodes, 3)),
         du=np.zeros((n_nodes, 3)), f_int=np.zeros((n_nodes, 3)), f_spr=np.zeros((n_nodes, 3)),
+        f_slot=np.zeros((n_nodes, 3, 3)),
         mass=mass, lam=mats.lam[mine], mu=mats.mu[mine], density=mats.density[mine],
         model=mats.model[mine], stress=np.zeros((len(mine), 8, 6)), fixed=fixed,
         held_velocity=held, node_i=node_i.astype(np.int64), node_j=node_j.astype(np.int64),
+        slot_i=slot_i, slot_j=slot_j,
         face_gid=owned, k_n=k_n, k_s=k_s, area=area, tensile=tensile[owned],
         cohesion=cohesion[owned], tan_phi=tan_phi[owned], u_n=np.zeros((n_f, 4)),
         f_s=np.zeros((n_f, 4, 3)), state=np.full((n_f, 4), INTACT, dtype=np.uint8), halo=halo,
+        slot_halo=slot_halo,
         n_faces_global=topo.n_faces, dt_limit_local=np.inf)
-    k_contact = None
+    k_node = node_spring_stiffness(topo, np.maximum(k_area_n, k_area_s) * face_a / 4.0, g2l,
+                                   n_own)
     if cfg.contact.enabled:
         from solver.cdem.contact import ContactSet
         model.contact = ContactSet(comm, cfg, mesh, model, topo, parts, mats, volumes)
         model.contact.update_glue()
         surface = model.contact.surface_elems
         on_me = parts[surface] == rank
-        k_contact = np.zeros(n_nodes)
-        k_contact[(8 * g2l[surface[on_me]][:, None] + np.arange(8)).ravel()] = np.repeat(
+        k_node[(8 * g2l[surface[on_me]][:, None] + np.arange(8)).ravel()] += np.repeat(
             model.contact.stable_stiffness()[on_me], 8)
-    dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, node_i, node_j, k_n,
-                      k_s, n_nodes, k_contact)
+    dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, k_node)
     model.dt_limit_local = float(dt_el.min()) if len(dt_el) else np.inf
     return model
 

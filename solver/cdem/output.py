@@ -53,4 +53,4 @@ class CdemWriter:
                 time, points, {"vertex": np.arange(len(points), dtype=np.int64)[:, None]},
                 point_data={"normal_force": c.f_n, "tangential_force": c.f_t,
                             "state": c.status.astype(np.int64),
-                            "target_face": c.target.astype(np.int64)})
+                            "target_face": c.target_faces()})

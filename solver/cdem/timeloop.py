@@ -5,8 +5,13 @@ Per step, on every rank (design.md section 4):
 1. nodes: F = F_int + F_spring + m g; a = (F + F_damp) / m; v^{n+1/2} = v^{n-1/2} + a dt;
    du = v^{n+1/2} dt; x^{n+1} = x^n + du (held dofs move with their prescribed velocity);
 2. elements: stresses and F_int at x^{n+1} (solver.cdem.hex8.element_step);
-3. halo forward of du, interface springs (solver.cdem.interface.interface_step),
-   halo reverse-add of the ghost spring forces.
+3. halo forward of du, interface springs (solver.cdem.interface.interface_step) into the
+   nodes' face slots, ghost slots written back to their owners, F_spring = the sum of a
+   node's slots (in slot order), then the contact forces (solver.cdem.contact).
+
+Every floating-point sum that feeds the motion is taken in an order that does not depend on
+the partition, so a run gives the same numbers, to the last bit, on any number of ranks;
+only the reported global sums (unbalance ratio, energies) are reduced over ranks.
 
 Damping (F_damp per dof):
 * ``local``: Cundall's non-viscous local damping, F_d = -alpha |F| sign(v) (Itasca);
@@ -34,7 +39,7 @@ from numba import njit
 
 from solver.cdem.config import Stage
 from solver.cdem.hex8 import DNDXI, element_step, strain_energy
-from solver.cdem.interface import interface_energy, interface_step
+from solver.cdem.interface import interface_energy, interface_step, sum_slots
 from solver.cdem.model import LocalModel
 
 DAMPING = {"none": 0, "local": 1, "viscous": 2}
@@ -165,12 +170,12 @@ class TimeLoop:
         self.compute_seconds += time.perf_counter() - t0
         m.halo.forward(m.du)
         t0 = time.perf_counter()
-        m.f_spr[:] = 0.0
-        broken = interface_step(m.x, m.du, m.f_spr, m.node_i, m.node_j, m.k_n, m.k_s, m.area,
-                                m.tensile, m.cohesion, m.tan_phi, m.u_n, m.f_s, m.state,
-                                stage.breakable, self.tally)
+        broken = interface_step(m.x, m.du, m.f_slot, m.node_i, m.node_j, m.slot_i, m.slot_j,
+                                m.k_n, m.k_s, m.area, m.tensile, m.cohesion, m.tan_phi, m.u_n,
+                                m.f_s, m.state, stage.breakable, self.tally)
+        m.slot_halo.reverse_set(m.f_slot.reshape(-1, 3))
+        sum_slots(m.f_slot, m.f_spr[: m.n_own])
         self.compute_seconds += time.perf_counter() - t0
-        m.halo.reverse_add(m.f_spr)
         if m.contact is not None:
             m.contact.step(self.dt)
         return broken
