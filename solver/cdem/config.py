@@ -28,7 +28,8 @@ class BoxMesh:
 
     def validate(self, where: str) -> None:
         if min(self.n) < 1:
-            raise InputError(f"{where}.n", f"needs at least one element per direction, got {self.n}")
+            raise InputError(f"{where}.n",
+                             f"needs at least one element per direction, got {self.n}")
         if self.layer_groups and len(self.layer_groups) != self.n[2]:
             raise InputError(f"{where}.layer_groups", f"needs {self.n[2]} names (one per layer)")
 
@@ -102,7 +103,8 @@ class ContactConfig:
                                     ge=0.0)
     shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_t per area (0: beta G/h)", ge=0.0)
     stiffness_factor: float = param(1.0, unit="-", doc="beta of the default stiffness", gt=0.0)
-    restitution: float = param(0.5, unit="-", doc="normal restitution e_n of the dashpot",
+    restitution: float = param(0.5, unit="-", doc="normal restitution e_n the dashpot is "
+                               "tuned for (a single element landing flat on a face)",
                                gt=0.0, le=1.0)
     indentation: float = param(0.01, unit="-", doc="alpha in d = alpha L (seed 002 Eq. 3)",
                                gt=0.0, lt=0.5)

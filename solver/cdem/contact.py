@@ -25,9 +25,13 @@ takes as its target the candidate face with
 
 Forces (seed 002 Eq. 13): penalty springs in the target face's frame, K_n = k_n A_SS,
 K_t = k_t A_SS: the normal force of solver.contact_laws.laws.normal_force on the overlap
--delta (no tension, dashpot for a normal restitution e_n of the semi-spring's element mass
-on one spring) and the incremental Cundall-Strack
-tangential spring with the Coulomb cap mu F_n (cundall_strack_xyz) on the relative
+-delta (no tension; dashpot c_n = 2 zeta(e_n) sqrt(K_n m), m = m_a m_b / (m_a + m_b) with
+m_a, m_b a quarter of the masses of the semi-spring's and the target's elements, a held
+element counting as infinitely heavy: a single stiff element landing flat on a face of a
+fixed base, 4 semi-springs carrying its mass, rebounds with the restitution of
+solver.contact_laws.laws.clamped_restitution(e_n); a face backed by a deeper block of glued
+elements has more mass per semi-spring and rebounds higher) and the incremental
+Cundall-Strack tangential spring with the Coulomb cap mu F_n (cundall_strack_xyz) on the relative
 displacement increment of the semi-spring point and its projection. The force on the
 semi-spring goes to its face's nodes with the weights of x_ss ((1 - alpha) + alpha/4 on the
 vertex, alpha/4 on the others), its reaction to the target face's nodes with the barycentric
@@ -57,7 +61,8 @@ from scipy.spatial import cKDTree
 
 from solver.cdem.hex8 import FACES, quad_normal
 from solver.cdem.interface import face_areas
-from solver.contact_laws.laws import STICK, SLIP, OPEN, cundall_strack_xyz, normal_force
+from solver.contact_laws.laws import (OPEN, SLIP, STICK, cundall_strack_xyz,
+                                      damping_ratio_from_restitution, normal_force)
 
 N_CANDIDATES = 8
 
@@ -87,8 +92,12 @@ def _face_frame(x, nodes):
 
 
 @njit(cache=True)
-def _open(s, target_id, target, f_t, f_n_out, status, force):
-    """Contact s carries no force: its tangential spring is reset (Cundall-Strack)."""
+def _open(s, target_id, target, f_t, f_n_out, status, force, dashpot, dt, tally):
+    """Contact s carries no force: its tangential spring is reset (Cundall-Strack), and the
+    work of its last dashpot force, which acted over this step, is booked at its last rate."""
+    tally[1] += dashpot[s, 0] * dashpot[s, 1] * dt
+    dashpot[s, 0] = 0.0
+    dashpot[s, 1] = 0.0
     target[s] = target_id
     force[s, 0] = 0.0
     force[s, 1] = 0.0
@@ -101,14 +110,28 @@ def _open(s, target_id, target, f_t, f_n_out, status, force):
 
 
 @njit(cache=True)
+def _effective_mass(m_a, m_b):
+    """Reduced mass of two bodies; a held one (inf) leaves the other's, two held ones 0."""
+    if math.isinf(m_a):
+        return 0.0 if math.isinf(m_b) else m_b
+    if math.isinf(m_b):
+        return m_a
+    return m_a * m_b / (m_a + m_b)
+
+
+@njit(cache=True)
 def _penalty(s, overlap, d0, d1, d2, n0, n1, n2, k_n, k_t, c_n, mu, dt, f_t, f_n_out, status,
-             tally):
-    """Normal spring-dashpot and Cundall-Strack forces of contact s on its overlap and the
-    relative increment d (solver.contact_laws); updates f_t, f_n_out, status and the
-    friction and dashpot tallies. Returns the force (g0, g1, g2) on the semi-spring side and
-    the contact's stored elastic energy."""
+             dashpot, tally):
+    """Normal spring-dashpot (dashpot c_n [N s/m]) and Cundall-Strack forces of contact s on
+    its overlap and the relative increment d (solver.contact_laws); updates f_t, f_n_out,
+    status, the friction and dashpot tallies and ``dashpot`` (n, 2), the contact's dashpot
+    force (F_n - k_n delta: the dashpot, or minus the spring while the no-tension clamp
+    holds) and overlap rate of this step. A force computed now acts over the next step, so
+    its work is booked then, at the mean of this step's and the next step's rates (the
+    kinetic energy the central-difference update takes from the bodies). Returns the force
+    (g0, g1, g2) on the semi-spring side and the contact's stored elastic energy."""
     rate = -(d0 * n0 + d1 * n1 + d2 * n2) / dt
-    fn = normal_force(overlap, rate, k_n[s], c_n[s], 0.0)
+    fn = normal_force(overlap, rate, k_n[s], c_n, 0.0)
     s0, s1, s2, sliding, dissipated = cundall_strack_xyz(
         f_t[s, 0], f_t[s, 1], f_t[s, 2], d0, d1, d2, n0, n1, n2, k_t[s], mu, fn, 0.0)
     f_t[s, 0] = s0
@@ -117,7 +140,9 @@ def _penalty(s, overlap, d0, d1, d2, n0, n1, n2, k_n, k_t, c_n, mu, dt, f_t, f_n
     f_n_out[s] = fn
     status[s] = SLIP if sliding else STICK
     tally[0] += dissipated
-    tally[1] += (fn - k_n[s] * overlap) * rate * dt     # dashpot (and clamp) work
+    tally[1] += dashpot[s, 0] * 0.5 * (dashpot[s, 1] + rate) * dt
+    dashpot[s, 0] = fn - k_n[s] * overlap
+    dashpot[s, 1] = rate
     stored = 0.5 * k_n[s] * overlap * overlap + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]
     return fn * n0 + s0, fn * n1 + s1, fn * n2 + s2, stored
 
@@ -138,16 +163,19 @@ def _barycentric(x, i, j, k, p0, p1, p2, n0, n1, n2):
 
 @njit(cache=True)
 def contact_step(x, du, face_nodes, ss_face, ss_vertex, candidates, alpha,
-                 k_n, k_t, c_n, mu, tol, dt, target, f_t, f_n_out, status, tally,
-                 force, own_w, target_nodes, target_w):
+                 k_n, k_t, c_unit, mass, mu, tol, dt, target, f_t, f_n_out, status, dashpot,
+                 tally, force, own_w, target_nodes, target_w):
     """Semi-spring -> target-face contact forces of all semi-springs (see module docstring).
 
     x, du: (n_nodes, 3) surface-node coordinates and step increments;
     face_nodes (n_faces, 4) node rows of every surface face (outward order; faces 6k..6k+5
     belong to surface element k); ss_face, ss_vertex (n_ss,) the semi-spring's face and vertex
-    (0..3); candidates (n_ss, 8) potential target faces (-1: none); k_n, k_t, c_n (n_ss,)
-    spring constants [N/m] and dashpot [N s/m]; mu friction coefficient; tol search tolerance
-    [m]; target (n_ss,) current target face, f_t (n_ss, 3) tangential force, both updated;
+    (0..3); candidates (n_ss, 8) potential target faces (-1: none); k_n, k_t (n_ss,)
+    spring constants [N/m]; c_unit (n_ss,) the dashpot per square root of effective mass
+    2 zeta sqrt(K_n) and mass (n_surface,) a quarter of each surface element's mass [kg]
+    (inf: held), c_n = c_unit sqrt(m_a m_b / (m_a + m_b)); mu friction coefficient; tol
+    search tolerance [m]; target (n_ss,) current target face, f_t (n_ss, 3) tangential force,
+    dashpot (n_ss, 2) last dashpot force and rate (see ``_penalty``), all updated;
     f_n_out, status (n_ss,) written; tally (3,) += friction, dashpot dissipation [J] and stored
     contact energy [J] (the last overwritten). Written per semi-spring: ``force`` (n_ss, 3) on
     the semi-spring (zero when open), which its face's nodes take with the weights ``own_w``
@@ -218,7 +246,7 @@ def contact_step(x, du, face_nodes, ss_face, ss_vertex, candidates, alpha,
                     bn0, bn1, bn2 = n0, n1, n2
                     break
         if best < 0 or best_delta >= 0.0:
-            _open(s, best, target, f_t, f_n_out, status, force)
+            _open(s, best, target, f_t, f_n_out, status, force, dashpot, dt, tally)
             continue
         target[s] = best
         nodes = face_nodes[best]
@@ -228,8 +256,9 @@ def contact_step(x, du, face_nodes, ss_face, ss_vertex, candidates, alpha,
         d2 = u2 - (bw0 * du[ti, 2] + bw1 * du[tj, 2] + bw2 * du[tk, 2])
         overlap = -best_delta
         deepest = max(deepest, overlap)
+        c_n = c_unit[s] * math.sqrt(_effective_mass(mass[ss_face[s] // 6], mass[best // 6]))
         g0, g1, g2, energy = _penalty(s, overlap, d0, d1, d2, bn0, bn1, bn2, k_n, k_t, c_n,
-                                      mu, dt, f_t, f_n_out, status, tally)
+                                      mu, dt, f_t, f_n_out, status, dashpot, tally)
         stored += energy
         if f_n_out[s] > 0.0:
             n_active += 1
@@ -259,7 +288,8 @@ def _semi_spring_weights(alpha, vertex, out, scale):
 
 @njit(cache=True)
 def semi_edge_step(x, du, face_nodes, ridge, ss_face, ss_vertex, candidates, alpha, k_n, k_t,
-                   c_n, mu, tol, dt, target, f_t, f_n_out, status, tally, force, own_w,
+                   c_unit, mass, mu, tol, dt, target, f_t, f_n_out, status, dashpot, tally, force,
+                   own_w,
                    target_nodes, target_w):
     """Semi-edge -> target-edge contact forces (seed 002 section 4.3, Eqs. 11-12).
 
@@ -279,7 +309,8 @@ def semi_edge_step(x, du, face_nodes, ridge, ss_face, ss_vertex, candidates, alp
     the search tolerance: at a crossing P lies on the planes of the edge's faces) and the
     depth -d below alpha times the semi-edge's length, about the semi-springs'
     indentation (deeper penetrations belong to the semi-springs, and a deeper "crossing" is
-    with an edge on the far side of the element); the shallowest such edge is taken. Forces as in :func:`contact_step`: P(s) spreads over the
+    with an edge on the far side of the element); the shallowest such edge is taken. Forces
+    as in :func:`contact_step`: P(s) spreads over the
     face nodes with the semi-springs' weights, the reaction over Q0, Q1 with (1 - t, t).
     Arguments, outputs and return values as in :func:`contact_step`, per semi-edge.
     """
@@ -290,7 +321,7 @@ def semi_edge_step(x, du, face_nodes, ridge, ss_face, ss_vertex, candidates, alp
     wb = np.zeros(4)
     for s in range(ss_face.shape[0]):
         if not ridge[ss_face[s], ss_vertex[s]]:
-            _open(s, -1, target, f_t, f_n_out, status, force)
+            _open(s, -1, target, f_t, f_n_out, status, force, dashpot, dt, tally)
             continue
         own = face_nodes[ss_face[s]]
         v0 = ss_vertex[s]
@@ -378,7 +409,7 @@ def semi_edge_step(x, du, face_nodes, ridge, ss_face, ss_vertex, candidates, alp
                 bn0, bn1, bn2 = n0, n1, n2
                 bq0, bq1 = q0, q1
         if best < 0:
-            _open(s, best, target, f_t, f_n_out, status, force)
+            _open(s, best, target, f_t, f_n_out, status, force, dashpot, dt, tally)
             continue
         target[s] = best
         d0 = d1 = d2 = 0.0
@@ -393,8 +424,10 @@ def semi_edge_step(x, du, face_nodes, ridge, ss_face, ss_vertex, candidates, alp
         d2 -= (1.0 - bt) * du[bq0, 2] + bt * du[bq1, 2]
         overlap = -best_d - tol
         deepest = max(deepest, -best_d)
+        c_n = c_unit[s] * math.sqrt(_effective_mass(mass[ss_face[s] // 6], mass[best // 6]))
+        c_n = c_unit[s] * math.sqrt(_effective_mass(mass[ss_face[s] // 6], mass[best // 24]))
         g0, g1, g2, energy = _penalty(s, overlap, d0, d1, d2, bn0, bn1, bn2, k_n, k_t, c_n,
-                                      mu, dt, f_t, f_n_out, status, tally)
+                                      mu, dt, f_t, f_n_out, status, dashpot, tally)
         stored += energy
         if f_n_out[s] > 0.0:
             n_active += 1
@@ -460,7 +493,8 @@ class ContactSet:
         self.own_rows = (8 * g2l[mine][:, None] + np.arange(8)).ravel()
         self.row_of_node = np.full(8 * self.n_surface, -1, dtype=np.int64)
         self.row_of_node[(8 * k_of[mine][:, None] + np.arange(8)).ravel()] = self.own_rows
-        self.face_nodes = (8 * np.arange(self.n_surface)[:, None, None] + FACES[None]).reshape(-1, 4)
+        self.face_nodes = (8 * np.arange(self.n_surface)[:, None, None]
+                           + FACES[None]).reshape(-1, 4)
         self.boundary = boundary[self.surface_elems].ravel()
         self.shared_a = 6 * k_of[topo.elem[:, 0]] + topo.face[:, 0]
         self.shared_b = 6 * k_of[topo.elem[:, 1]] + topo.face[:, 1]
@@ -478,9 +512,13 @@ class ContactSet:
                         else c.stiffness_factor * p_mod / h)
         self.kt_area = (np.full(len(h), c.shear_stiffness) if c.shear_stiffness > 0
                         else c.stiffness_factor * shear / h)
-        self.element_mass = np.repeat(mats.density[self.surface_elems]
-                                      * volumes[self.surface_elems], 6)
+        held = np.zeros(self.n_surface, dtype=np.int32)
+        held[k_of[mine]] = model.fixed[self.own_rows].reshape(-1, 24).all(axis=1)
+        comm.Allreduce(MPI.IN_PLACE, held, op=MPI.MAX)
+        self.dashpot_mass = np.where(held.astype(bool), np.inf, mats.density[self.surface_elems]
+                                     * volumes[self.surface_elems] / 4.0)
         self.mu = math.tan(math.radians(c.friction_deg))
+        self.damping_ratio = damping_ratio_from_restitution(c.restitution)
         self.size = float(np.median(np.sqrt(self.face_area0))) if self.n_surface else 0.0
         self.tol = c.tolerance * self.size
         self.margin = c.margin * self.size
@@ -534,30 +572,33 @@ class ContactSet:
         f_t = np.zeros((n, 3))
         se_target = np.full(n, -1, dtype=np.int64)
         se_f_t = np.zeros((n, 3))
+        dashpot = np.zeros((n, 2))
+        se_dashpot = np.zeros((n, 2))
         for i, k in enumerate(keys):
             j = old.get(int(k))
             if j is not None:
-                target[i], f_t[i] = self.target[j], self.f_t[j]
+                target[i], f_t[i], dashpot[i] = self.target[j], self.f_t[j], self.dashpot[j]
                 se_target[i], se_f_t[i] = self.se_target[j], self.se_f_t[j]
+                se_dashpot[i] = self.se_dashpot[j]
         self.ss_keys = keys
         self.ss_face = keys // 4
         self.ss_vertex = keys % 4
         area = self.face_area0[self.ss_face] / 4.0
         self.k_n = self.kn_area[self.ss_face] * area
         self.k_t = self.kt_area[self.ss_face] * area
-        from solver.contact_laws.laws import dashpot_coefficient
-        self.c_n = np.array([dashpot_coefficient(self.cfg.restitution, k, m)
-                             for k, m in zip(self.k_n, self.element_mass[self.ss_face])])
+        self.c_unit = 2.0 * self.damping_ratio * np.sqrt(self.k_n)
         self.target = target
         self.f_t = f_t
         self.f_n = np.zeros(n)
         self.status = np.full(n, OPEN, dtype=np.int64)
+        self.dashpot = dashpot
         self.candidates = np.full((n, N_CANDIDATES), -1, dtype=np.int64)
-        self.se_k_n, self.se_k_t, self.se_c_n = 2.0 * self.k_n, 2.0 * self.k_t, 2.0 * self.c_n
+        self.se_k_n, self.se_k_t, self.se_c_unit = 2.0 * self.k_n, 2.0 * self.k_t, 2.0 * self.c_unit
         self.se_target = se_target
         self.se_f_t = se_f_t
         self.se_f_n = np.zeros(n)
         self.se_status = np.full(n, OPEN, dtype=np.int64)
+        self.se_dashpot = se_dashpot
         self.loads = [(np.zeros((n, 3)), np.zeros((n, 4)), np.full((n, 4), -1, dtype=np.int64),
                        np.zeros((n, 4))) for _ in ("semi-springs", "semi-edges")]
 
@@ -628,13 +669,14 @@ class ContactSet:
         self.steps_since_renewal += 1
         active, deepest = contact_step(self.x, self.du, self.face_nodes, self.ss_face,
                               self.ss_vertex, self.candidates, self.cfg.indentation, self.k_n,
-                              self.k_t, self.c_n, self.mu, self.tol, dt, self.target, self.f_t,
-                              self.f_n, self.status, self.tally, *self.loads[0])
+                              self.k_t, self.c_unit, self.dashpot_mass, self.mu, self.tol, dt,
+                              self.target, self.f_t, self.f_n, self.status, self.dashpot,
+                              self.tally, *self.loads[0])
         edges, edge_deepest = semi_edge_step(
             self.x, self.du, self.face_nodes, self.ridge, self.ss_face, self.ss_vertex,
-            self.candidates, self.cfg.indentation, self.se_k_n, self.se_k_t, self.se_c_n,
-            self.mu, self.tol, dt, self.se_target, self.se_f_t, self.se_f_n, self.se_status,
-            self.tally, *self.loads[1])
+            self.candidates, self.cfg.indentation, self.se_k_n, self.se_k_t, self.se_c_unit,
+            self.dashpot_mass, self.mu, self.tol, dt, self.se_target, self.se_f_t, self.se_f_n,
+            self.se_status, self.se_dashpot, self.tally, *self.loads[1])
         self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
         self.steps += 1
         if self.steps % 10 == 0:
@@ -728,6 +770,11 @@ class ContactSet:
         k = np.maximum(self.kn_area, self.kt_area) * self.face_area0 / 4.0
         per_elem = k.reshape(-1, 6).max(axis=1) if len(k) else k
         return 6.0 * per_elem
+
+    def node_damping_ratio(self) -> float:
+        """Damping ratio of a semi-spring's dashpot on its vertex node alone,
+        c / (2 sqrt(k m_node)) = zeta sqrt(m_eff / m_node) = zeta sqrt(2) (m_node = M / 8)."""
+        return self.damping_ratio * math.sqrt(2.0)
 
 
 def model_strength(cfg, mesh, mats, topo) -> np.ndarray:

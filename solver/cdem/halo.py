@@ -10,8 +10,8 @@ cross-rank springs as ghosts, appended after its own nodes. Each step:
   one writer, so nothing is summed across ranks.
 
 Rows are rows of any (n, 3) array: node rows for ``forward``, node-slot rows (3 node + slot)
-for ``reverse_set``. Both use one ``Neighbor_alltoallv`` on a distributed-graph communicator built once
-(DOLFINx's scatter_forward / scatter_reverse pattern).
+for ``reverse_set``. Both use one ``Neighbor_alltoallv`` on a distributed-graph communicator
+built once (DOLFINx's scatter_forward / scatter_reverse pattern).
 """
 
 from __future__ import annotations
