@@ -95,9 +95,10 @@ def _face_frame(x, nodes):
 def _open(s, target_id, target, f_t, f_n_out, status, force, dashpot, dt, tally):
     """Contact s carries no force: its tangential spring is reset (Cundall-Strack), and the
     work of its last dashpot force, which acted over this step, is booked at its last rate."""
-    tally[1] += dashpot[s, 0] * dashpot[s, 1] * dt
-    dashpot[s, 0] = 0.0
-    dashpot[s, 1] = 0.0
+    if dashpot[s, 0] != 0.0:
+        tally[1] += dashpot[s, 0] * dashpot[s, 1] * dt
+        dashpot[s, 0] = 0.0
+        dashpot[s, 1] = 0.0
     target[s] = target_id
     force[s, 0] = 0.0
     force[s, 1] = 0.0
