@@ -56,15 +56,17 @@ def _step_bytes(model) -> float:
     """Array bytes the kernels read or write in one step, each access counted once.
 
     Nodes (per node): f_int, f_spr, mass, fixed, held velocity read; v, x read and written;
-    du written. Elements: x, du read; stress read and written; f_int written. Interface faces
-    (per face): 8 node indices, 6 spring constants, x of 4 A nodes and du of 8 nodes read;
-    u_n, f_s, state read and written; forces of 8 nodes read and written.
+    du written; the 3 spring slots read and f_spr written by their sum. Elements: x, du read;
+    stress read and written; f_int written. Interface faces (per face): 8 node indices, 8
+    slot indices, 6 spring constants, x of 4 A nodes and du of 8 nodes read; u_n, f_s, state
+    read and written; 8 slot forces written.
     """
     m = model
     node = (m.f_int.nbytes + m.f_spr.nbytes + m.mass.nbytes + m.fixed.nbytes
-            + m.held_velocity.nbytes + 2 * m.v.nbytes + 2 * m.x.nbytes + m.du.nbytes)
+            + m.held_velocity.nbytes + 2 * m.v.nbytes + 2 * m.x.nbytes + m.du.nbytes
+            + m.f_slot.nbytes + m.f_spr.nbytes)
     element = m.x.nbytes + m.du.nbytes + 2 * m.stress.nbytes + m.f_int.nbytes
-    per_face = 8 * 8 + 6 * 8 + 4 * 24 + 8 * 24 + 2 * (4 * 8 + 4 * 24 + 4) + 2 * 8 * 24
+    per_face = 2 * 8 * 8 + 6 * 8 + 4 * 24 + 8 * 24 + 2 * (4 * 8 + 4 * 24 + 4) + 8 * 24
     return float(node + element + per_face * len(m.node_i))
 
 
