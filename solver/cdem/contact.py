@@ -425,7 +425,6 @@ def semi_edge_step(x, du, face_nodes, ridge, ss_face, ss_vertex, candidates, alp
         d2 -= (1.0 - bt) * du[bq0, 2] + bt * du[bq1, 2]
         overlap = -best_d - tol
         deepest = max(deepest, -best_d)
-        c_n = c_unit[s] * math.sqrt(_effective_mass(mass[ss_face[s] // 6], mass[best // 6]))
         c_n = c_unit[s] * math.sqrt(_effective_mass(mass[ss_face[s] // 6], mass[best // 24]))
         g0, g1, g2, energy = _penalty(s, overlap, d0, d1, d2, bn0, bn1, bn2, k_n, k_t, c_n,
                                       mu, dt, f_t, f_n_out, status, dashpot, tally)
