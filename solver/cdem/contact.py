@@ -122,15 +122,16 @@ def _effective_mass(m_a, m_b):
 
 @njit(cache=True)
 def _penalty(s, overlap, d0, d1, d2, n0, n1, n2, k_n, k_t, c_n, mu, dt, f_t, f_n_out, status,
-             dashpot, tally):
+             force, dashpot, tally):
     """Normal spring-dashpot (dashpot c_n [N s/m]) and Cundall-Strack forces of contact s on
-    its overlap and the relative increment d (solver.contact_laws); updates f_t, f_n_out,
-    status, the friction and dashpot tallies and ``dashpot`` (n, 2), the contact's dashpot
-    force (F_n - k_n delta: the dashpot, or minus the spring while the no-tension clamp
-    holds) and overlap rate of this step. A force computed now acts over the next step, so
-    its work is booked then, at the mean of this step's and the next step's rates (the
-    kinetic energy the central-difference update takes from the bodies). Returns the force
-    (g0, g1, g2) on the semi-spring side and the contact's stored elastic energy."""
+    its overlap and the relative increment d (solver.contact_laws); writes ``force[s]``, the
+    force on the semi-spring side, and updates f_t, f_n_out, status, the friction and
+    dashpot tallies and ``dashpot`` (n, 2), the contact's dashpot force (F_n - k_n delta:
+    the dashpot, or minus the spring while the no-tension clamp holds) and overlap rate of
+    this step. A force computed now acts over the next step, so its work is booked then, at
+    the mean of this step's and the next step's rates (the kinetic energy the
+    central-difference update takes from the bodies). Returns the contact's stored elastic
+    energy."""
     rate = -(d0 * n0 + d1 * n1 + d2 * n2) / dt
     fn = normal_force(overlap, rate, k_n[s], c_n, 0.0)
     s0, s1, s2, sliding, dissipated = cundall_strack_xyz(
@@ -144,8 +145,10 @@ def _penalty(s, overlap, d0, d1, d2, n0, n1, n2, k_n, k_t, c_n, mu, dt, f_t, f_n
     tally[1] += dashpot[s, 0] * 0.5 * (dashpot[s, 1] + rate) * dt
     dashpot[s, 0] = fn - k_n[s] * overlap
     dashpot[s, 1] = rate
-    stored = 0.5 * k_n[s] * overlap * overlap + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]
-    return fn * n0 + s0, fn * n1 + s1, fn * n2 + s2, stored
+    force[s, 0] = fn * n0 + s0
+    force[s, 1] = fn * n1 + s1
+    force[s, 2] = fn * n2 + s2
+    return 0.5 * k_n[s] * overlap * overlap + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]
 
 
 @njit(cache=True)
@@ -258,14 +261,10 @@ def contact_step(x, du, face_nodes, ss_face, ss_vertex, candidates, alpha,
         overlap = -best_delta
         deepest = max(deepest, overlap)
         c_n = c_unit[s] * math.sqrt(_effective_mass(mass[ss_face[s] // 6], mass[best // 6]))
-        g0, g1, g2, energy = _penalty(s, overlap, d0, d1, d2, bn0, bn1, bn2, k_n, k_t, c_n,
-                                      mu, dt, f_t, f_n_out, status, dashpot, tally)
-        stored += energy
+        stored += _penalty(s, overlap, d0, d1, d2, bn0, bn1, bn2, k_n, k_t, c_n, mu, dt, f_t,
+                           f_n_out, status, force, dashpot, tally)
         if f_n_out[s] > 0.0:
             n_active += 1
-        force[s, 0] = g0
-        force[s, 1] = g1
-        force[s, 2] = g2
         for k in range(4):
             own_w[s, k] = w_vertex if k == ss_vertex[s] else w_other
         target_nodes[s, 0] = ti
@@ -290,8 +289,7 @@ def _semi_spring_weights(alpha, vertex, out, scale):
 @njit(cache=True)
 def semi_edge_step(x, du, face_nodes, ridge, ss_face, ss_vertex, candidates, alpha, k_n, k_t,
                    c_unit, mass, mu, tol, dt, target, f_t, f_n_out, status, dashpot, tally, force,
-                   own_w,
-                   target_nodes, target_w):
+                   own_w, target_nodes, target_w):
     """Semi-edge -> target-edge contact forces (seed 002 section 4.3, Eqs. 11-12).
 
     Semi-edge s joins the semi-springs of vertices v and v+1 of face ss_face[s] (v =
@@ -426,14 +424,10 @@ def semi_edge_step(x, du, face_nodes, ridge, ss_face, ss_vertex, candidates, alp
         overlap = -best_d - tol
         deepest = max(deepest, -best_d)
         c_n = c_unit[s] * math.sqrt(_effective_mass(mass[ss_face[s] // 6], mass[best // 24]))
-        g0, g1, g2, energy = _penalty(s, overlap, d0, d1, d2, bn0, bn1, bn2, k_n, k_t, c_n,
-                                      mu, dt, f_t, f_n_out, status, dashpot, tally)
-        stored += energy
+        stored += _penalty(s, overlap, d0, d1, d2, bn0, bn1, bn2, k_n, k_t, c_n, mu, dt, f_t,
+                           f_n_out, status, force, dashpot, tally)
         if f_n_out[s] > 0.0:
             n_active += 1
-        force[s, 0] = g0
-        force[s, 1] = g1
-        force[s, 2] = g2
         for k in range(4):
             own_w[s, k] = (1.0 - bs) * wa[k] + bs * wb[k]
         target_nodes[s, 0] = bq0
