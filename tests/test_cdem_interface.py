@@ -48,7 +48,7 @@ def _advance(m, du_top, breakable=True):
     broken = interface_step(m.x, m.du, m.f_slot, m.node_i, m.node_j, m.slot_i, m.slot_j,
                             m.k_n, m.k_s, m.area, m.tensile, m.cohesion, m.tan_phi, m.u_n,
                             m.f_s, m.state, breakable, tally)
-    sum_slots(m.f_slot, m.f_spr[: m.n_own])
+    sum_slots(m.f_slot, m.f_spr)
     return broken, tally
 
 

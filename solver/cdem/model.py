@@ -84,7 +84,7 @@ class LocalModel:
     v: np.ndarray               # (n_nodes, 3) velocities v^{n-1/2}
     du: np.ndarray              # (n_nodes, 3) step increments
     f_int: np.ndarray           # (n_nodes, 3) element forces
-    f_spr: np.ndarray           # (n_nodes, 3) interface spring (and contact) forces
+    f_spr: np.ndarray           # (8 n_el, 3) interface spring (and contact) forces
     f_slot: np.ndarray          # (n_nodes, 3, 3) spring force of each node's 3 face slots
     mass: np.ndarray            # (8 n_el,) lumped masses
     lam: np.ndarray
@@ -262,9 +262,9 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
     into_me = np.nonzero((owner_b == rank) & (owner_a != rank))[0]
     for r in np.unique(owner_a[into_me]):
         sel = into_me[owner_a[into_me] == r]
-        gids = np.unique(8 * topo.elem[sel, 1][:, None] + topo.local_nodes[sel, 1])
-        send[int(r)] = 8 * g2l[gids // 8] + gids % 8
         gid = 8 * topo.elem[sel, 1][:, None] + topo.local_nodes[sel, 1]
+        gids = np.unique(gid)
+        send[int(r)] = 8 * g2l[gids // 8] + gids % 8
         slot = SLOT[topo.local_nodes[sel, 1], topo.face[sel, 1][:, None]]
         rows = 3 * (8 * g2l[gid // 8] + gid % 8) + slot
         slot_send[int(r)] = rows.ravel()[np.argsort((3 * gid + slot).ravel())]
@@ -287,7 +287,7 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
     n_f = len(owned)
     model = LocalModel(
         elem_gid=mine, group=mesh.groups[mine], x0=x0, x=x, v=np.zeros((n_nodes, 3)),
-        du=np.zeros((n_nodes, 3)), f_int=np.zeros((n_nodes, 3)), f_spr=np.zeros((n_nodes, 3)),
+        du=np.zeros((n_nodes, 3)), f_int=np.zeros((n_nodes, 3)), f_spr=np.zeros((n_own, 3)),
         f_slot=np.zeros((n_nodes, 3, 3)),
         mass=mass, lam=mats.lam[mine], mu=mats.mu[mine], density=mats.density[mine],
         model=mats.model[mine], stress=np.zeros((len(mine), 8, 6)), fixed=fixed,

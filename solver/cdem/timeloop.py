@@ -174,7 +174,7 @@ class TimeLoop:
                                 m.k_n, m.k_s, m.area, m.tensile, m.cohesion, m.tan_phi, m.u_n,
                                 m.f_s, m.state, stage.breakable, self.tally)
         m.slot_halo.reverse_set(m.f_slot.reshape(-1, 3))
-        sum_slots(m.f_slot, m.f_spr[: m.n_own])
+        sum_slots(m.f_slot, m.f_spr)
         self.compute_seconds += time.perf_counter() - t0
         if m.contact is not None:
             m.contact.step(self.dt)
