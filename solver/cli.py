@@ -26,6 +26,11 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="CDEM throughput benchmark on a generated block")
     bench.add_argument("--elements", type=int, default=64_000, help="hex elements (default 64000)")
     bench.add_argument("--steps", type=int, default=50, help="time steps to time (default 50)")
+    bench.add_argument("--heap", type=int, default=4000,
+                       help="elements of the fragmented heap for the contact figures")
+    bench.add_argument("--scale", type=int, metavar="N",
+                       help="instead: the fragmented-heap benchmark at N elements, per rank "
+                            "(element-steps/s, contact updates/s, bytes per step, peak RSS)")
     bench.add_argument("--json", help="also write the figures to this JSON file")
     describe = sub.add_parser("describe", help="list a module's case fields with units")
     describe.add_argument("module")
@@ -78,8 +83,13 @@ def _describe(args) -> int:
 
 
 def _bench(args, comm) -> int:
+    if args.scale:
+        from solver.cdem.bench_scale import run_scale_bench
+        run_scale_bench(comm, n_elements=args.scale, steps=args.steps, json_path=args.json)
+        return 0
     from solver.cdem.bench import run_bench
-    run_bench(comm, n_elements=args.elements, steps=args.steps, json_path=args.json)
+    run_bench(comm, n_elements=args.elements, steps=args.steps, heap=args.heap,
+              json_path=args.json)
     return 0
 
 

@@ -86,10 +86,17 @@ def test_summary_contract(tmp_path):
 def test_bench_reports_its_figures(tmp_path):
     from conftest import run_cli
     out = tmp_path / "bench.json"
-    proc = run_cli(["bench", "--elements", "512", "--steps", "3", "--json", str(out)], ranks=2)
+    proc = run_cli(["bench", "--elements", "512", "--steps", "3", "--heap", "100", "--json",
+                    str(out)], ranks=2)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(out.read_text())
     assert report["serial"]["element_steps_per_s_per_rank"] > 0
     assert 0 < report["parallel_efficiency"]
-    assert report["contact"]["checks_per_s_per_rank"] > 0
-    assert "of triad" in proc.stdout and "semi-spring checks/s" in proc.stdout
+    assert all(r["contact_updates_per_s"] > 0 for r in report["contact"]["per_rank"])
+    assert "of triad" in proc.stdout and "contact updates/s" in proc.stdout
+    proc = run_cli(["bench", "--scale", "60", "--steps", "3", "--json", str(out)], ranks=2)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(out.read_text())["per_rank"]
+    assert [r["rank"] for r in rows] == [0, 1]
+    assert all(r["bytes_sent_per_step"] > 0 and r["rss_beyond_fixed_mb"] >= 0 for r in rows)
+    assert "bytes_sent_per_step" in proc.stdout

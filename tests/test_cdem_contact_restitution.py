@@ -9,7 +9,7 @@ from mpi4py import MPI
 
 from solver.case import from_dict
 from solver.cdem.config import Config
-from solver.cdem.model import build_local_model
+from solver.cdem.model import model_from_mesh
 from solver.cdem.run import time_step
 from solver.cdem.timeloop import TimeLoop
 from solver.contact_laws.laws import clamped_restitution
@@ -35,20 +35,20 @@ def _rebound(e_n: float, held_base: bool) -> float:
         "stages": [{"kind": "dynamic", "max_steps": 20000, "damping": "none"}]}
     cfg = from_dict(Config, case, "restitution", "", None)
     mesh = mesh_from_config(cfg.mesh, "restitution")
-    model = build_local_model(MPI.COMM_SELF, cfg, mesh, "restitution")
+    model = model_from_mesh(MPI.COMM_SELF, cfg, mesh, "restitution")
     loop = TimeLoop(MPI.COMM_SELF, model, cfg.gravity,
                     time_step(MPI.COMM_SELF, cfg, model, "restitution"))
-    block = np.repeat(model.elem_gid == 1, 8)
-    model.v[: model.n_own][block, 2] = -1.0
+    block = np.repeat(model.elements.gid == 1, 8)
+    model.nodes.v[block, 2] = -1.0
     touched = []
 
-    def until_released(_, info) -> bool:
-        loaded = np.count_nonzero(model.contact.f_n > 0) > 0
+    def until_released(record) -> bool:
+        loaded = record.model.contact_normal_force() > 0
         touched.append(loaded)
         return any(touched) and not loaded
 
     assert loop.run_stage(cfg.stages[0], [until_released]) == "observer"
-    v, mass = model.v[: model.n_own, 2], model.mass[: model.n_own]
+    v, mass = model.nodes.v[:, 2], model.nodes.mass
     velocity = [float((v[sel] * mass[sel]).sum() / mass[sel].sum()) for sel in (block, ~block)]
     return velocity[0] - velocity[1]
 

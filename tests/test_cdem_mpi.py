@@ -1,6 +1,8 @@
 """In-process MPI tests (run by `mpiexec -n 2 python -m pytest --only-mpi`): the partitioned
-model with its ghost-node halo, and with contact, reproduces the serial model to the last
-bit (every sum that feeds the motion is taken in a partition-independent order)."""
+model with its ghost-node halo, and with contact and ghost faces, reproduces the serial
+model to the last bit (every sum that feeds the motion is taken in a partition-independent
+order); ranks that share no contact exchange nothing; arrays held per rank shrink with the
+rank count."""
 
 import numpy as np
 import pytest
@@ -8,9 +10,11 @@ from mpi4py import MPI
 
 from solver.case import from_dict
 from solver.cdem.config import Config
-from solver.cdem.model import build_local_model
+from solver.cdem.model import build_model, model_from_mesh
 from solver.cdem.timeloop import TimeLoop
 from solver.mesh.build import mesh_from_config
+from solver.mesh.distribute import distribute
+from solver.parallel import global_median
 
 CASE = {
     "mesh": {"boxes": [{"n": [4, 3, 2], "size": [4.0, 3.0, 2.0]}]},
@@ -41,16 +45,16 @@ CONTACT_CASE = {
 def _final_positions(comm, case=CASE):
     cfg = from_dict(Config, case, "mpi-test", "", None)
     mesh = mesh_from_config(cfg.mesh, "mpi-test")
-    model = build_local_model(comm, cfg, mesh, "mpi-test")
+    model = model_from_mesh(comm, cfg, mesh, "mpi-test")
     dt = comm.allreduce(model.dt_limit_local, op=MPI.MIN) * 0.5
     loop = TimeLoop(comm, model, cfg.gravity, dt)
     loop.run_stage(cfg.stages[0], [])
-    gid = (8 * model.elem_gid[:, None] + np.arange(8)).ravel()
+    gid = (8 * model.elements.gid[:, None] + np.arange(8)).ravel()
     x = np.zeros((8 * mesh.n_cells, 3))
-    x[gid] = model.x[: model.n_own]
+    x[gid] = model.nodes.x
     total = np.zeros_like(x)
     comm.Allreduce(x, total, op=MPI.SUM)
-    broken = comm.allreduce(int(np.count_nonzero(model.state)), op=MPI.SUM)
+    broken = comm.allreduce(int(np.count_nonzero(model.springs.state)), op=MPI.SUM)
     contact = model.contact.summary() if model.contact is not None else None
     return total, broken, loop.unbalance, contact
 
@@ -76,3 +80,103 @@ def test_partitioned_run_with_contact_and_breakage_matches_serial_run_exactly():
         contact_ser["types_seen"])
     assert broken_par == broken_ser and contact_par == contact_ser
     assert np.array_equal(x_par, x_ser), np.abs(x_par - x_ser).max()
+
+
+# A column of 2 x 2 x 4 separate blocks sliding and toppling on a slab under gravity tilted
+# 45 deg: contacts between blocks of different ranks open and close, and blocks travel
+# over the slab across the partition.
+HEAP_CASE = {
+    "mesh": {"boxes": [
+        {"n": [6, 4, 1], "size": [3.0, 2.0, 0.25], "origin": [-1.0, -1.0, -0.25],
+         "group": "base"},
+        {"n": [2, 2, 4], "size": [0.5, 0.5, 1.0], "origin": [-0.25, -0.25, 0.0],
+         "group": "column", "separate": True}]},
+    "materials": [{"density": 2600.0, "youngs_modulus": 5e8, "poisson_ratio": 0.25}],
+    "contact": {"enabled": True, "friction_deg": 20.0, "restitution": 0.3},
+    "boundaries": [{"group": "base"}],
+    "gravity": [6.94, 0.0, -6.94],
+    "stages": [{"kind": "dynamic", "max_steps": 6000, "damping": "none"}],
+    "partitioner": "rcb",
+}
+
+
+def _heap_run(comm, case):
+    cfg = from_dict(Config, case, "mpi-test", "", None)
+    mesh = mesh_from_config(cfg.mesh, "mpi-test")
+    model = model_from_mesh(comm, cfg, mesh, "mpi-test")
+    dt = comm.allreduce(model.dt_limit_local, op=MPI.MIN) * 0.5
+    loop = TimeLoop(comm, model, cfg.gravity, dt)
+    ghosts = []
+
+    def watch(record):
+        c = model.contact
+        if record.step % 100 == 0:
+            ghosts.append(frozenset(c.gid[c.n_own:].tolist()))
+
+    loop.run_stage(cfg.stages[0], [watch])
+    gid = (8 * model.elements.gid[:, None] + np.arange(8)).ravel()
+    x = np.zeros((8 * mesh.n_cells, 3))
+    x[gid] = model.nodes.x
+    comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+    return x, model, ghosts
+
+
+@pytest.mark.mpi(min_size=2)
+def test_fragmented_heap_moves_the_same_to_the_last_bit_with_ghost_contacts():
+    comm = MPI.COMM_WORLD
+    x_par, model, ghosts = _heap_run(comm, HEAP_CASE)
+    x_ser, serial, _ = _heap_run(MPI.COMM_SELF, HEAP_CASE)
+    assert np.abs(x_ser - x_par).max() == 0.0, np.abs(x_ser - x_par).max()
+    assert np.linalg.norm(serial.nodes.x - serial.nodes.x0, axis=1).max() > 0.1  # it moved
+    assert model.contact.summary() == serial.contact.summary()
+    assert comm.allreduce(model.contact.traffic.sent) > 0         # shares crossed ranks
+    assert comm.allreduce(len(set(ghosts)) > 1, op=MPI.LOR)        # the ghost set changed
+
+
+@pytest.mark.mpi(min_size=2)
+def test_piles_on_separate_ranks_exchange_no_contact_bytes():
+    comm = MPI.COMM_WORLD
+    piles = [{"n": [2, 2, 3], "size": [0.5, 0.5, 0.75], "origin": [100.0 * k, 0.0, 0.0],
+              "group": f"pile{k}", "separate": True} for k in range(comm.size)]
+    bases = [{"n": [3, 3, 1], "size": [1.5, 1.5, 0.25], "origin": [100.0 * k - 0.5, -0.5, -0.25],
+              "group": "base"} for k in range(comm.size)]
+    case = dict(HEAP_CASE, mesh={"boxes": bases + piles},
+                stages=[{"kind": "dynamic", "max_steps": 300, "damping": "none"}])
+    cfg = from_dict(Config, case, "mpi-test", "", None)
+    model = model_from_mesh(comm, cfg, mesh_from_config(cfg.mesh, "mpi-test"), "mpi-test")
+    loop = TimeLoop(comm, model, cfg.gravity, 0.5 * comm.allreduce(model.dt_limit_local,
+                                                                  op=MPI.MIN))
+    loop.one_step(np.asarray(cfg.gravity), cfg.stages[0])
+    contact = model.contact
+    before = (contact.traffic.sent, contact.traffic.received)
+    loop.run_stage(cfg.stages[0], [])
+    assert contact.renewals > 1 and contact.neighbours.ranks == []
+    assert (contact.traffic.sent, contact.traffic.received) == before == (0, 0)
+    assert comm.allreduce(int(np.count_nonzero(contact.ss.f_n > 0))) > 0
+
+
+@pytest.mark.mpi(min_size=2)
+def test_arrays_held_per_rank_shrink_with_the_rank_count():
+    """Each of 2 ranks holds about half the serial model (no array sized by the mesh)."""
+    comm = MPI.COMM_WORLD
+    case = dict(CASE, mesh={"boxes": [{"n": [6, 6, 8], "size": [3.0, 3.0, 4.0]}]},
+                contact={"enabled": True})
+    cfg = from_dict(Config, case, "mpi-test", "", None)
+    mesh = mesh_from_config(cfg.mesh, "mpi-test")
+    part = distribute(comm, mesh, cfg.partitioner, "mpi-test")
+    serial_part = distribute(MPI.COMM_SELF, mesh, cfg.partitioner, "mpi-test")
+    model = build_model(comm, cfg, part, "mpi-test")
+    serial = build_model(MPI.COMM_SELF, cfg, serial_part, "mpi-test")
+    share = 1.0 / comm.size
+    assert comm.allreduce(part.nbytes(), op=MPI.MAX) < 1.2 * share * serial_part.nbytes()
+    assert comm.allreduce(model.nbytes(), op=MPI.MAX) < 1.2 * share * serial.nbytes()
+
+
+@pytest.mark.mpi(min_size=2)
+def test_global_median_is_the_median_of_all_values():
+    comm = MPI.COMM_WORLD
+    values = np.random.default_rng(comm.rank).random(5 + 3 * comm.rank) * 10.0
+    everything = np.concatenate(comm.allgather(values))
+    assert global_median(comm, values) == np.median(everything)
+    assert global_median(comm, values[: 1 if comm.rank == 0 else 0]) == \
+        np.median(np.concatenate(comm.allgather(values[: 1 if comm.rank == 0 else 0])))

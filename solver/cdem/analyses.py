@@ -25,10 +25,13 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 from solver.cdem.config import Config
-from solver.cdem.hex8 import DNDXI, FACES, gauss_points, shape_values
-from solver.cdem.interface import face_areas, shared_faces
-from solver.cdem.model import _group_ids, element_materials
+from solver.cdem.hex8 import DNDXI, gauss_points, shape_values
+from solver.cdem.model import MaterialTable, group_ids
 from solver.mesh.hexmesh import HexMesh
+from solver.mesh.topology import FACES, face_areas, shared_faces
+from solver.parallel import on_root
+
+
 
 
 def _global_sum(comm, values) -> np.ndarray:
@@ -36,6 +39,16 @@ def _global_sum(comm, values) -> np.ndarray:
     total = np.empty_like(local)
     comm.Allreduce(local, total, op=MPI.SUM)
     return total
+
+
+def _densities(mesh: HexMesh, cfg: Config, where: str) -> np.ndarray:
+    table = MaterialTable.build(cfg.materials, np.unique(mesh.groups), mesh.group_names, where)
+    return table.density[table.row(mesh.groups)]
+
+
+def _block_ids(mesh: HexMesh, cfg: Config, where: str) -> np.ndarray:
+    return group_ids(cfg.analysis.block_group, np.unique(mesh.groups), mesh.group_names,
+                     f"{where}: analysis.block_group")
 
 
 def rigid_body_properties(mesh: HexMesh, density: np.ndarray, pivot, axis):
@@ -51,6 +64,14 @@ def rigid_body_properties(mesh: HexMesh, density: np.ndarray, pivot, axis):
     r_perp = r - np.einsum("egk,k->eg", r, axis)[..., None] * axis
     inertia = np.einsum("eg,eg->", w, np.einsum("egk,egk->eg", r_perp, r_perp))
     return mass, com, inertia
+
+
+def _block_mass(mesh: HexMesh, cfg: Config, where: str) -> float:
+    in_block = np.isin(mesh.groups, _block_ids(mesh, cfg, where))
+    mass, _, _ = rigid_body_properties(
+        HexMesh(mesh.points, mesh.cells[in_block], mesh.groups[in_block]),
+        _densities(mesh, cfg, where)[in_block], np.zeros(3), np.array([0.0, 0.0, 1.0]))
+    return float(mass)
 
 
 def _rotate(v: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
@@ -74,16 +95,14 @@ def pendulum_angle_ode(times: np.ndarray, mass: float, inertia: float, r_c0: np.
 class PendulumObserver:
     """Samples the rotation angle of the centre of mass about the pinned axis."""
 
-    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, where: str):
         a = cfg.analysis
         self.comm = comm
         self.axis = np.asarray(a.axis, float) / np.linalg.norm(a.axis)
         self.pivot = np.asarray(a.pivot, float)
-        mats = element_materials(mesh, cfg.materials, "analysis")
-        self.mass, self.com0, self.inertia = rigid_body_properties(mesh, mats.density,
-                                                                   self.pivot, self.axis)
+        self.mass, self.com0, self.inertia = on_root(comm, lambda: rigid_body_properties(
+            mesh, _densities(mesh, cfg, where), self.pivot, self.axis))
         self.g = np.asarray(cfg.gravity, float)
-        self.model = model
         self.every = a.sample_every
         self.times, self.angles, self.balance, self.kinetic = [0.0], [0.0], [0.0], [0.0]
         self.r0 = self._perp(self.com0 - self.pivot)
@@ -91,21 +110,21 @@ class PendulumObserver:
     def _perp(self, r):
         return r - (r @ self.axis) * self.axis
 
-    def __call__(self, loop, info) -> None:
-        if info.step % self.every:
+    def __call__(self, record) -> None:
+        if record.step % self.every:
             return
-        m = self.model
-        s = _global_sum(self.comm, np.concatenate([(m.mass[:, None] * m.x[: m.n_own]).sum(0),
+        m = record.model
+        s = _global_sum(self.comm, np.concatenate([(m.mass[:, None] * m.x).sum(0),
                                                    [m.mass.sum()]]))
         r = self._perp(s[:3] / s[3] - self.pivot)
         angle = math.atan2(self.axis @ np.cross(self.r0, r), self.r0 @ r)
         prev = self.angles[-1]
         angle += 2 * math.pi * round((prev - angle) / (2 * math.pi))
-        loop.update_stored_energy()
-        self.times.append(info.time)
+        energies = record.energies()
+        self.times.append(record.time)
         self.angles.append(angle)
-        self.balance.append(loop.energies.error())
-        self.kinetic.append(loop.energies.kinetic)
+        self.balance.append(energies.error())
+        self.kinetic.append(energies.kinetic)
 
     def results(self) -> dict:
         t = np.array(self.times)
@@ -122,25 +141,18 @@ class PendulumObserver:
                 "inertia_about_axis": self.inertia, "mass": self.mass}
 
 
-def _block_geometry(mesh: HexMesh, cfg: Config):
+def _block_geometry(mesh: HexMesh, cfg: Config, where: str):
     """Mass, size and base contact area of the failure-test block (its group) and the
     interface faces between it and the rest of the mesh."""
-    a = cfg.analysis
-    mats = element_materials(mesh, cfg.materials, "analysis")
-    ids = _group_ids(mesh, a.block_group, "analysis.block_group")
-    in_block = np.isin(mesh.groups, ids)
+    in_block = np.isin(mesh.groups, _block_ids(mesh, cfg, where))
     pts = mesh.points[mesh.cells[in_block]].reshape(-1, 3)
-    mass, _, _ = rigid_body_properties(
-        HexMesh(mesh.points, mesh.cells[in_block], mesh.groups[in_block]),
-        mats.density[in_block], np.zeros(3), np.array([0.0, 0.0, 1.0]))
     topo = shared_faces(mesh.cells)
     cross = in_block[topo.elem[:, 0]] != in_block[topo.elem[:, 1]]
     quads = mesh.points[mesh.cells[topo.elem[cross, 0][:, None], topo.local_nodes[cross, 0]]]
-    area = face_areas(quads).sum()
-    return mass, np.ptp(pts, axis=0), area
+    return _block_mass(mesh, cfg, where), np.ptp(pts, axis=0), face_areas(quads).sum()
 
 
-def failure_theory(cfg: Config, mesh: HexMesh) -> float:
+def failure_theory(cfg: Config, mesh: HexMesh, where: str) -> float:
     """Closed-form critical load of a rigid block glued by uniform springs to its base.
 
     The block (mass M, width b along x, depth d along y, height h along z, base area
@@ -158,7 +170,7 @@ def failure_theory(cfg: Config, mesh: HexMesh) -> float:
     Returns lambda for ``tensile``, theta in degrees otherwise.
     """
     a = cfg.analysis
-    mass, (b, d, h), area = _block_geometry(mesh, cfg)
+    mass, (b, d, h), area = _block_geometry(mesh, cfg, where)
     g = float(np.linalg.norm(cfg.gravity))
     weak = cfg.interface.pairs[0] if cfg.interface.pairs else None
     T = weak.tensile_strength if weak else cfg.materials[0].tensile_strength
@@ -182,21 +194,29 @@ def failure_theory(cfg: Config, mesh: HexMesh) -> float:
 class FailureObserver:
     """Records the load at the first broken spring."""
 
-    def __init__(self, cfg: Config, mesh: HexMesh):
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, where: str):
         self.cfg = cfg
-        self.mesh = mesh
+        self.theory = on_root(comm, lambda: failure_theory(cfg, mesh, where))
         self.critical = None
 
-    def __call__(self, loop, info) -> None:
-        if self.critical is None and info.new_broken > 0:
+    def __call__(self, record) -> None:
+        if self.critical is None and record.new_broken > 0:
             key = "gravity_factor" if self.cfg.analysis.mode == "tensile" else "tilt_deg"
-            self.critical = info.load[key]
+            self.critical = record.load[key]
 
     def results(self) -> dict:
-        theory = failure_theory(self.cfg, self.mesh)
         numeric = self.critical if self.critical is not None else math.nan
-        return {"critical_numeric": numeric, "critical_theory": theory,
-                "rel_error": abs(numeric - theory) / abs(theory)}
+        return {"critical_numeric": numeric, "critical_theory": self.theory,
+                "rel_error": abs(numeric - self.theory) / abs(self.theory)}
+
+
+def _column_geometry(mesh: HexMesh) -> tuple[float, float, float]:
+    """Top and bottom height of the mesh and the area of the element faces on its base."""
+    top, bottom = float(mesh.points[:, 2].max()), float(mesh.points[:, 2].min())
+    quads = mesh.points[mesh.cells][:, FACES]                        # (n_el, 6, 4, 3)
+    tol = 1e-9 * max(top - bottom, 1.0)
+    on_base = np.all(np.abs(quads[..., 2] - bottom) < tol, axis=2)
+    return top, bottom, float(face_areas(quads[on_base]).sum())
 
 
 class ColumnObserver:
@@ -204,31 +224,22 @@ class ColumnObserver:
     reactions of the held base dofs over the base area, and every element's mean stress
     (the constant-strain value of a hex8 column, exact at its centroid height z_c)."""
 
-    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None):
         self.comm = comm
-        self.model = model
         self.g = np.asarray(cfg.gravity, float)
-        self.top = float(mesh.points[:, 2].max())
-        self.bottom = float(mesh.points[:, 2].min())
-        quads = mesh.points[mesh.cells][:, FACES]                    # (n_el, 6, 4, 3)
-        tol = 1e-9 * max(self.top - self.bottom, 1.0)
-        on_base = np.all(np.abs(quads[..., 2] - self.bottom) < tol, axis=2)
-        self.base_area = float(face_areas(quads[on_base]).sum())
-        self.unbalance = math.inf
+        self.top, self.bottom, self.base_area = on_root(comm, lambda: _column_geometry(mesh))
+        self.last = None
 
-    def __call__(self, loop, info) -> None:
-        self.unbalance = info.unbalance
+    def __call__(self, record) -> None:
+        self.last = record
 
     def results(self) -> dict:
-        m = self.model
-        n = m.n_own
+        m = self.last.model
         held = m.fixed[:, 2] & (np.abs(m.x0[:, 2] - self.bottom) < 1e-9)
-        reaction = -(m.f_int[:n, 2] + m.f_spr[:n, 2] + m.mass * self.g[2])[held].sum()
-        x = m.x[:n].reshape(-1, 8, 3)
-        z_c = x[:, :, 2].mean(axis=1)
+        reaction = -(m.f_int[:, 2] + m.spring_forces()[:, 2] + m.mass * self.g[2])[held].sum()
+        z_c = m.x.reshape(-1, 8, 3)[:, :, 2].mean(axis=1)
         numeric = m.stress[:, :, 2].mean(axis=1)
-        rho_g = m.density * np.linalg.norm(self.g)
-        theory = -rho_g * (self.top - z_c)
+        theory = -m.density * np.linalg.norm(self.g) * (self.top - z_c)
         err = float(np.max(np.abs(numeric - theory) / np.abs(theory))) if len(z_c) else 0.0
         err = self.comm.allreduce(err, op=MPI.MAX)
         base = -self.comm.allreduce(float(reaction), op=MPI.SUM) / self.base_area
@@ -236,7 +247,13 @@ class ColumnObserver:
         theory_base = -rho * np.linalg.norm(self.g) * (self.top - self.bottom)
         return {"base_stress_numeric": base, "base_stress_theory": theory_base,
                 "rel_error": abs(base - theory_base) / abs(theory_base),
-                "stress_rel_error_max": err, "unbalance_ratio": self.unbalance}
+                "stress_rel_error_max": err, "unbalance_ratio": self.last.unbalance}
+
+
+def _block_extent(mesh: HexMesh, cfg: Config, where: str) -> tuple[np.ndarray, float]:
+    ids = _block_ids(mesh, cfg, where)
+    pts = mesh.points[mesh.cells[np.isin(mesh.groups, ids)]].reshape(-1, 3)
+    return ids, float(np.ptp(pts, axis=0).max())
 
 
 class SlidingObserver:
@@ -249,26 +266,23 @@ class SlidingObserver:
     second half of the stage (after the tilt transients have passed).
     """
 
-    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, where: str):
         self.comm = comm
         self.cfg = cfg
-        self.model = model
-        ids = _group_ids(mesh, cfg.analysis.block_group, "analysis.block_group")
-        self.in_block = np.repeat(np.isin(model.group, ids), 8)
-        pts = mesh.points[mesh.cells[np.isin(mesh.groups, ids)]].reshape(-1, 3)
-        self.size = float(np.ptp(pts, axis=0).max())
+        self.ids, self.size = on_root(comm, lambda: _block_extent(mesh, cfg, where))
         self.samples = []
+        self.g = None
 
-    def __call__(self, loop, info) -> None:
-        if info.stage is not self.cfg.stages[-1] or info.step % self.cfg.analysis.sample_every:
+    def __call__(self, record) -> None:
+        if record.stage is not self.cfg.stages[-1] or record.step % self.cfg.analysis.sample_every:
             return
-        m = self.model
-        w = m.mass * self.in_block
-        s = _global_sum(self.comm, np.concatenate([(w[:, None] * m.v[: m.n_own]).sum(0),
-                                                   (w[:, None] * m.x[: m.n_own]).sum(0),
-                                                   [w.sum()]]))
-        self.g = loop.g0 if not self.samples else self.g
-        self.samples.append((info.stage_time, s[:3] / s[6], s[3:6] / s[6]))
+        m = record.model
+        w = m.mass * np.repeat(np.isin(m.group, self.ids), 8)
+        s = _global_sum(self.comm, np.concatenate([(w[:, None] * m.v).sum(0),
+                                                   (w[:, None] * m.x).sum(0), [w.sum()]]))
+        if self.g is None:
+            self.g = record.gravity
+        self.samples.append((record.stage_time, s[:3] / s[6], s[3:6] / s[6]))
 
     def results(self) -> dict:
         g = np.asarray(self.g, float)
@@ -292,53 +306,50 @@ class RestingObserver:
     """Sum of all contact normal forces at the end (every semi-spring in compression pushes
     the block and the base apart along the vertical face normals) against the block weight."""
 
-    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, where: str):
         self.comm = comm
         self.cfg = cfg
-        self.model = model
-        mats = element_materials(mesh, cfg.materials, "analysis")
-        ids = _group_ids(mesh, cfg.analysis.block_group, "analysis.block_group")
-        sel = np.isin(mesh.groups, ids)
-        self.mass, _, _ = rigid_body_properties(
-            HexMesh(mesh.points, mesh.cells[sel], mesh.groups[sel]), mats.density[sel],
-            np.zeros(3), np.array([0.0, 0.0, 1.0]))
+        self.mass = on_root(comm, lambda: _block_mass(mesh, cfg, where))
+        self.last = None
 
-    def __call__(self, loop, info) -> None:
-        self.unbalance = info.unbalance
+    def __call__(self, record) -> None:
+        self.last = record
 
     def results(self) -> dict:
-        contact = self.model.contact
-        total = self.comm.allreduce(float(contact.f_n.sum()), op=MPI.SUM)
+        total = self.comm.allreduce(self.last.model.contact_normal_force(), op=MPI.SUM)
         weight = self.mass * float(np.linalg.norm(self.cfg.gravity))
         return {"contact_normal_force_sum": total, "weight": weight,
-                "rel_error": abs(total - weight) / weight, "unbalance_ratio": self.unbalance}
+                "rel_error": abs(total - weight) / weight,
+                "unbalance_ratio": self.last.unbalance}
 
 
 class StackObserver:
     """Largest block-node displacement during the last stage; stops it at failure."""
 
-    def __init__(self, comm, cfg: Config, mesh: HexMesh, model):
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, where: str):
         self.comm = comm
         self.cfg = cfg
-        self.model = model
-        ids = _group_ids(mesh, cfg.analysis.block_group, "analysis.block_group")
-        self.rows = np.nonzero(np.repeat(np.isin(model.group, ids), 8))[0]
+        self.ids = on_root(comm, lambda: _block_ids(mesh, cfg, where))
+        self.rows = None
         self.start = None
         self.failure_angle = math.nan
         self.moved = 0.0
 
-    def __call__(self, loop, info) -> bool:
-        if info.stage is not self.cfg.stages[-1]:
+    def __call__(self, record) -> bool:
+        if record.stage is not self.cfg.stages[-1]:
             return False
-        x = self.model.x[self.rows]
+        m = record.model
+        if self.rows is None:
+            self.rows = np.nonzero(np.repeat(np.isin(m.group, self.ids), 8))[0]
+        x = m.x[self.rows]
         if self.start is None:
             self.start = x.copy()
-        if info.step % self.cfg.analysis.sample_every:
+        if record.step % self.cfg.analysis.sample_every:
             return False
         local = float(np.linalg.norm(x - self.start, axis=1).max()) if len(x) else 0.0
         self.moved = self.comm.allreduce(local, op=MPI.MAX)
         if self.moved > self.cfg.analysis.failure_displacement:
-            self.failure_angle = info.load["tilt_deg"]
+            self.failure_angle = record.load["tilt_deg"]
             return True
         return False
 
@@ -346,19 +357,16 @@ class StackObserver:
         return {"failure_angle_deg": self.failure_angle, "max_block_displacement": self.moved}
 
 
-def make_observer(comm, cfg: Config, mesh: HexMesh, model):
-    """The observer of the case's ``analysis.type`` (or None)."""
+OBSERVERS = {"pendulum": PendulumObserver, "failure": FailureObserver,
+             "sliding": SlidingObserver, "resting": RestingObserver, "stack": StackObserver}
+
+
+def make_observer(comm, cfg: Config, mesh: HexMesh | None, where: str):
+    """The observer of the case's ``analysis.type`` (or None), set up from the whole mesh,
+    which only rank 0 holds (None elsewhere). Collective."""
     kind = cfg.analysis.type
-    if kind == "pendulum":
-        return PendulumObserver(comm, cfg, mesh, model)
-    if kind == "failure":
-        return FailureObserver(cfg, mesh)
     if kind == "column":
-        return ColumnObserver(comm, cfg, mesh, model)
-    if kind == "sliding":
-        return SlidingObserver(comm, cfg, mesh, model)
-    if kind == "resting":
-        return RestingObserver(comm, cfg, mesh, model)
-    if kind == "stack":
-        return StackObserver(comm, cfg, mesh, model)
+        return ColumnObserver(comm, cfg, mesh)
+    if kind in OBSERVERS:
+        return OBSERVERS[kind](comm, cfg, mesh, where)
     return None

@@ -6,9 +6,8 @@ Prints, per rank count (1 rank alone, then all ranks of the communicator):
 * the parallel efficiency rate(N) / (N rate(1));
 * achieved bytes/s of the kernels (array traffic per step / time) over a numpy triad
   a = b + s c bandwidth measured in the same run;
-* contact: semi-spring checks/s (semi-springs x 8 potential targets per step) and contact
-  force updates/s (semi-springs and semi-edges in compression per step) per rank, on a
-  grid of separate cubes resting on a base.
+* contact: contact updates/s per rank (semi-springs and semi-edges evaluated per second of
+  the contact phase) on a fragmented heap (solver.cdem.bench_scale).
 """
 
 from __future__ import annotations
@@ -20,8 +19,9 @@ import numpy as np
 from mpi4py import MPI
 
 from solver.case import from_dict
+from solver.cdem.bench_scale import measure_heap
 from solver.cdem.config import Config
-from solver.cdem.model import build_local_model
+from solver.cdem.model import model_from_mesh
 from solver.cdem.timeloop import TimeLoop
 from solver.mesh.build import mesh_from_config
 
@@ -55,35 +55,35 @@ def _bench_config(n_elements: int) -> Config:
 def _step_bytes(model) -> float:
     """Array bytes the kernels read or write in one step, each access counted once.
 
-    Nodes (per node): f_int, f_spr, mass, fixed, held velocity read; v, x read and written;
-    du written; the 3 spring slots read and f_spr written by their sum. Elements: x, du read;
+    Nodes (per node): f_int, the 3 spring slots, f_contact, mass, fixed, held velocity read;
+    v, x read and written; du written. Elements: x, du read;
     stress read and written; f_int written. Interface faces (per face): 8 node indices, 8
     slot indices, 6 spring constants, x of 4 A nodes and du of 8 nodes read; u_n, f_s, state
     read and written; 8 slot forces written.
     """
-    m = model
-    node = (m.f_int.nbytes + m.f_spr.nbytes + m.mass.nbytes + m.fixed.nbytes
-            + m.held_velocity.nbytes + 2 * m.v.nbytes + 2 * m.x.nbytes + m.du.nbytes
-            + m.f_slot.nbytes + m.f_spr.nbytes)
-    element = m.x.nbytes + m.du.nbytes + 2 * m.stress.nbytes + m.f_int.nbytes
+    m = model.nodes
+    node = (m.f_int.nbytes + model.springs.f_slot.nbytes + m.f_contact.nbytes + m.mass.nbytes
+            + m.fixed.nbytes + m.held_velocity.nbytes + 2 * m.v.nbytes + 2 * m.x.nbytes
+            + m.du.nbytes)
+    element = m.x.nbytes + m.du.nbytes + 2 * model.elements.stress.nbytes + m.f_int.nbytes
     per_face = 2 * 8 * 8 + 6 * 8 + 4 * 24 + 8 * 24 + 2 * (4 * 8 + 4 * 24 + 4) + 8 * 24
-    return float(node + element + per_face * len(m.node_i))
+    return float(node + element + per_face * len(model.springs))
 
 
 def _measure(comm, cfg: Config, mesh, steps: int) -> dict:
-    model = build_local_model(comm, cfg, mesh, "bench")
+    model = model_from_mesh(comm, cfg, mesh, "bench")
     loop = TimeLoop(comm, model, cfg.gravity, 1e-5)
     stage = cfg.stages[0]
     g = np.asarray(cfg.gravity)
-    loop.reduce_step(loop.one_step(g, stage))            # compile and warm up
+    loop.one_step(g, stage)                               # compile and warm up
     loop.compute_seconds = 0.0
     comm.Barrier()
     start = time.perf_counter()
     for _ in range(steps):
-        loop.reduce_step(loop.one_step(g, stage))
+        loop.one_step(g, stage)
     wall = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
     kernels = comm.allreduce(loop.compute_seconds, op=MPI.MAX)
-    n_el = comm.allreduce(model.n_el, op=MPI.SUM)
+    n_el = comm.allreduce(len(model.elements), op=MPI.SUM)
     bytes_step = comm.allreduce(_step_bytes(model), op=MPI.SUM)
     return {"ranks": comm.size, "elements": n_el, "steps": steps,
             "element_steps_per_s_per_rank": n_el * steps / wall / comm.size,
@@ -92,45 +92,8 @@ def _measure(comm, cfg: Config, mesh, steps: int) -> dict:
             "bytes_per_element_step": bytes_step / n_el}
 
 
-def _contact_config(n_side: int) -> Config:
-    boxes = [{"n": [n_side, n_side, 1], "size": [float(n_side)] * 2 + [1.0],
-              "origin": [0.0, 0.0, -1.0], "group": "base"}]
-    boxes += [{"n": [1, 1, 1], "size": [0.9, 0.9, 0.9],
-               "origin": [i + 0.05, j + 0.05, 0.0], "group": "cubes"}
-              for i in range(n_side) for j in range(n_side)]
-    data = {"mesh": {"boxes": boxes},
-            "materials": [{"density": 2500.0, "youngs_modulus": 1e9}],
-            "contact": {"enabled": True},
-            "boundaries": [{"group": "base"}],
-            "stages": [{"kind": "dynamic", "max_steps": 10, "damping": "local"}]}
-    return from_dict(Config, data, "bench", "", None)
-
-
-def _measure_contact(comm, n_side: int, steps: int) -> dict:
-    from solver.cdem.contact import N_CANDIDATES
-    cfg = _contact_config(n_side)
-    mesh = mesh_from_config(cfg.mesh, "bench")
-    model = build_local_model(comm, cfg, mesh, "bench")
-    loop = TimeLoop(comm, model, cfg.gravity, 0.5 * comm.allreduce(model.dt_limit_local,
-                                                                   op=MPI.MIN))
-    stage = cfg.stages[0]
-    for _ in range(200):                                  # settle into contact, compile
-        loop.reduce_step(loop.one_step(np.asarray(cfg.gravity), stage))
-    c = model.contact
-    comm.Barrier()
-    start = time.perf_counter()
-    updates = 0
-    for _ in range(steps):
-        updates += c.step(loop.dt)
-    elapsed = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
-    checks = comm.allreduce(len(c.ss_face), op=MPI.SUM) * N_CANDIDATES * steps
-    updates = comm.allreduce(updates, op=MPI.SUM)
-    return {"ranks": comm.size, "semi_springs": checks // (N_CANDIDATES * steps),
-            "checks_per_s_per_rank": checks / elapsed / comm.size,
-            "force_updates_per_s_per_rank": updates / elapsed / comm.size}
-
-
-def run_bench(comm, n_elements: int, steps: int, json_path: str | None = None) -> dict:
+def run_bench(comm, n_elements: int, steps: int, heap: int = 4000,
+              json_path: str | None = None) -> dict:
     cfg = _bench_config(n_elements)
     mesh = mesh_from_config(cfg.mesh, "bench")
     triad = triad_bandwidth()
@@ -140,7 +103,7 @@ def run_bench(comm, n_elements: int, steps: int, json_path: str | None = None) -
     comm.Barrier()
     if comm.size > 1:
         report["parallel"] = _measure(comm, cfg, mesh, steps)
-    report["contact"] = _measure_contact(comm, 20, steps)
+    report["contact"] = measure_heap(comm, heap, steps)
     if comm.rank == 0:
         serial = report["serial"]
         lines = [f"triad bandwidth: {triad / 1e9:.2f} GB/s per rank",
@@ -156,10 +119,10 @@ def run_bench(comm, n_elements: int, steps: int, json_path: str | None = None) -
             lines.append(f"{par['ranks']} ranks: {par['element_steps_per_s_per_rank']:.3e} "
                          f"element-steps/s per rank, parallel efficiency {eff:.2f}")
         con = report["contact"]
-        lines.append(f"contact ({con['ranks']} rank(s), {con['semi_springs']} semi-springs): "
-                     f"{con['checks_per_s_per_rank']:.3e} semi-spring checks/s, "
-                     f"{con['force_updates_per_s_per_rank']:.3e} contact force updates/s "
-                     "per rank")
+        rate = np.mean([r["contact_updates_per_s"] for r in con["per_rank"]])
+        lines.append(f"contact ({con['ranks']} rank(s), fragmented heap of {con['elements']} "
+                     f"elements): {rate:.3e} contact updates/s per rank (semi-springs and "
+                     "semi-edges)")
         print("\n".join(lines), flush=True)
         if json_path:
             with open(json_path, "w") as fh:

@@ -25,6 +25,8 @@ class BoxMesh:
                                     "to top (overrides group)", default_factory=list)
     rotate_deg: float = param(0.0, unit="deg", doc="rigid rotation of the box about its centre")
     rotate_axis: Vec3 = param((0.0, 0.0, 1.0), unit="-", doc="axis of that rotation")
+    separate: bool = param(False, unit="-", doc="every element a separate block, none glued "
+                           "(a fully jointed rock mass)")
 
     def validate(self, where: str) -> None:
         if min(self.n) < 1:

@@ -1,17 +1,17 @@
-"""Ghost-node halo exchange for interface springs that cross partition boundaries.
+"""Neighbour exchanges between MPI ranks (DOLFINx's scatter_forward / scatter_reverse).
 
-A spring is owned by the rank of its A element. The owner holds the B-side nodes of its
-cross-rank springs as ghosts, appended after its own nodes. Each step:
+:class:`Neighbours` is a distributed-graph communicator over a symmetric set of neighbour
+ranks; every exchange is one ``Neighbor_alltoall(v)`` on it, and it counts the bytes it
+sends and receives (:class:`Traffic`). Every rank of the parent communicator calls each exchange (a rank
+without neighbours moves nothing).
 
-* ``forward(du)``: owners of B nodes send their step increments to the ranks holding them as
-  ghosts (owner -> ghost);
-* ``reverse_set(f_slot)``: the spring-force slots the owner of a spring wrote into its ghost
-  rows are sent back and written into the owners' slots (ghost -> owner). Every slot has
-  one writer, so nothing is summed across ranks.
+:class:`Halo` exchanges fixed rows of (n, w) float arrays with the neighbours:
 
-Rows are rows of any (n, 3) array: node rows for ``forward``, node-slot rows (3 node + slot)
-for ``reverse_set``. Both use one ``Neighbor_alltoallv`` on a distributed-graph communicator
-built once (DOLFINx's scatter_forward / scatter_reverse pattern).
+* ``forward(values)``: owners send their rows to the ranks holding them as ghosts
+  (owner -> ghost); for the interface springs, the step increments du of the B-side nodes;
+* ``reverse_set(values)``: the ghost rows are sent back and written into the owners' rows
+  (ghost -> owner); for the interface springs, the spring forces written into ghost node
+  slots. Every row has one writer, so nothing is summed across ranks.
 """
 
 from __future__ import annotations
@@ -20,44 +20,84 @@ import numpy as np
 from mpi4py import MPI
 
 
-class NodeHalo:
-    """send[r]: my rows rank r holds as ghosts; recv[r]: my ghost rows owned by r (the same
-    rows in the same order on both sides)."""
+class Traffic:
+    """Bytes sent and received by the exchanges that share this counter."""
 
-    def __init__(self, comm, send: dict[int, np.ndarray], recv: dict[int, np.ndarray]):
-        self.neighbours = sorted(set(send) | set(recv))
+    def __init__(self):
+        self.sent = 0
+        self.received = 0
+
+    def add(self, sent: int, received: int) -> None:
+        self.sent += int(sent)
+        self.received += int(received)
+
+
+class Neighbours:
+    """Neighbour collectives among ``ranks`` (symmetric: I send to and receive from them),
+    counting their bytes in ``traffic``."""
+
+    def __init__(self, comm, ranks, traffic: Traffic | None = None):
+        self.ranks = sorted(int(r) for r in ranks)
+        self.graph = comm.Create_dist_graph_adjacent(self.ranks, self.ranks, reorder=False)
+        self.traffic = traffic if traffic is not None else Traffic()
+
+    def counts(self, send_counts: np.ndarray) -> np.ndarray:
+        """Exchange one count per neighbour; returns the neighbours' counts for me."""
+        send = np.ascontiguousarray(send_counts, dtype=np.int64)
+        recv = np.zeros(len(self.ranks), dtype=np.int64)
+        self.graph.Neighbor_alltoall([send, MPI.INT64_T], [recv, MPI.INT64_T])
+        self.traffic.add(send.nbytes, recv.nbytes)
+        return recv
+
+    def alltoallv(self, send: np.ndarray, send_rows: np.ndarray, recv: np.ndarray,
+                  recv_rows: np.ndarray) -> None:
+        """Send consecutive row blocks of ``send`` (send_rows[i] rows to neighbour i) and
+        receive into ``recv`` likewise; rows of equal width and dtype (float64 or int64)."""
+        width = send.shape[1] if send.ndim == 2 else 1
+        self.graph.Neighbor_alltoallv([send, (np.asarray(send_rows) * width, None)],
+                                      [recv, (np.asarray(recv_rows) * width, None)])
+        self.traffic.add(send.nbytes, recv.nbytes)
+
+    def exchange(self, send: np.ndarray, send_rows: np.ndarray) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+        """Variable-size exchange: counts first, then the rows; returns (rows received,
+        rows per neighbour)."""
+        recv_rows = self.counts(send_rows)
+        recv = np.empty((int(recv_rows.sum()),) + send.shape[1:], dtype=send.dtype)
+        self.alltoallv(np.ascontiguousarray(send), send_rows, recv, recv_rows)
+        return recv, recv_rows
+
+    def free(self) -> None:
+        self.graph.Free()
+
+
+class Halo:
+    """send[r]: my rows that rank r holds as ghosts; recv[r]: my ghost rows owned by r (the
+    same rows in the same order on both sides)."""
+
+    def __init__(self, neighbours: Neighbours, send: dict[int, np.ndarray],
+                 recv: dict[int, np.ndarray], width: int = 3):
+        self.neighbours = neighbours
         empty = np.zeros(0, dtype=np.int64)
-        self.send_idx = np.concatenate([send.get(r, empty) for r in self.neighbours] or [empty])
-        self.recv_idx = np.concatenate([recv.get(r, empty) for r in self.neighbours] or [empty])
-        self.send_counts = np.array([3 * len(send.get(r, empty)) for r in self.neighbours],
-                                    dtype=np.int64)
-        self.recv_counts = np.array([3 * len(recv.get(r, empty)) for r in self.neighbours],
-                                    dtype=np.int64)
-        self.graph = comm.Create_dist_graph_adjacent(self.neighbours, self.neighbours,
-                                                     reorder=False)
-        self.send_buf = np.zeros((len(self.send_idx), 3))
-        self.recv_buf = np.zeros((len(self.recv_idx), 3))
+        ranks = neighbours.ranks
+        self.send_idx = np.concatenate([send.get(r, empty) for r in ranks] or [empty])
+        self.recv_idx = np.concatenate([recv.get(r, empty) for r in ranks] or [empty])
+        self.send_rows = np.array([len(send.get(r, empty)) for r in ranks], dtype=np.int64)
+        self.recv_rows = np.array([len(recv.get(r, empty)) for r in ranks], dtype=np.int64)
+        self.send_buf = np.zeros((len(self.send_idx), width))
+        self.recv_buf = np.zeros((len(self.recv_idx), width))
 
-    @property
-    def active(self) -> bool:
-        return bool(self.neighbours)
-
-    def _exchange(self, send_buf, send_counts, recv_buf, recv_counts) -> None:
-        self.graph.Neighbor_alltoallv([send_buf, (send_counts, None), MPI.DOUBLE],
-                                      [recv_buf, (recv_counts, None), MPI.DOUBLE])
-
-    def forward(self, values: np.ndarray) -> None:
-        """Copy owners' rows of ``values`` into the ghost rows of the holding ranks."""
-        if not self.active:
-            return
+    def forward(self, values: np.ndarray, into: np.ndarray | None = None) -> None:
+        """Copy owners' rows of ``values`` into the ghost rows of the holding ranks (of
+        ``into``, when the ghosts live in an array of their own)."""
         np.take(values, self.send_idx, axis=0, out=self.send_buf)
-        self._exchange(self.send_buf, self.send_counts, self.recv_buf, self.recv_counts)
-        values[self.recv_idx] = self.recv_buf
+        self.neighbours.alltoallv(self.send_buf, self.send_rows, self.recv_buf,
+                                  self.recv_rows)
+        (values if into is None else into)[self.recv_idx] = self.recv_buf
 
     def reverse_set(self, values: np.ndarray) -> None:
         """Write the ghost rows of ``values`` into their owners' rows."""
-        if not self.active:
-            return
         np.take(values, self.recv_idx, axis=0, out=self.recv_buf)
-        self._exchange(self.recv_buf, self.recv_counts, self.send_buf, self.send_counts)
+        self.neighbours.alltoallv(self.recv_buf, self.recv_rows, self.send_buf,
+                                  self.send_rows)
         values[self.send_idx] = self.send_buf

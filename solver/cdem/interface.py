@@ -37,13 +37,12 @@ released at breakage and the friction work are added to the dissipation tally.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
-from solver.cdem.hex8 import FACES, quad_normal
+from solver.cdem.hex8 import quad_normal
 from solver.contact_laws.laws import rotate_to_tangent
+from solver.mesh.topology import FACES
 
 INTACT, BROKEN_TENSION, BROKEN_SHEAR = 0, 1, 2
 
@@ -60,57 +59,6 @@ def _slot_table() -> np.ndarray:
 
 
 SLOT = _slot_table()
-
-
-@dataclass
-class InterfaceTopology:
-    """Shared faces of a hex mesh: element A/B, their local face numbers and node pairs.
-
-    elem: (n_faces, 2) element ids (A < B); face: (n_faces, 2) local face numbers 0..5;
-    local_nodes: (n_faces, 2, 4) local node numbers (0..7) of the 4 coincident node pairs,
-    in A's face order.
-    """
-
-    elem: np.ndarray
-    face: np.ndarray
-    local_nodes: np.ndarray
-
-    @property
-    def n_faces(self) -> int:
-        return len(self.elem)
-
-
-def shared_faces(cells: np.ndarray) -> InterfaceTopology:
-    """Find every face shared by two hexahedra (matching sorted node quadruples)."""
-    n_el = len(cells)
-    quads = cells[:, FACES]                      # (n_el, 6, 4) global node ids
-    keys = np.sort(quads.reshape(-1, 4), axis=1)
-    order = np.lexsort(keys.T[::-1])
-    sorted_keys = keys[order]
-    same = np.all(sorted_keys[1:] == sorted_keys[:-1], axis=1)
-    first = np.nonzero(same)[0]
-    if len(first) > 1 and np.any(first[1:] == first[:-1] + 1):
-        raise ValueError("a face is shared by more than two elements")
-    a_idx, b_idx = order[first], order[first + 1]
-    swap = a_idx // 6 > b_idx // 6
-    a_idx, b_idx = np.where(swap, b_idx, a_idx), np.where(swap, a_idx, b_idx)
-    ea, fa, eb, fb = a_idx // 6, a_idx % 6, b_idx // 6, b_idx % 6
-    nodes_a = FACES[fa]                           # (n, 4) local nodes of A's face
-    glob = cells[ea[:, None], nodes_a]            # global ids in A's order
-    match = cells[eb][:, None, :] == glob[:, :, None]   # (n, 4, 8)
-    nodes_b = np.argmax(match, axis=2)
-    elem = np.stack([ea, eb], axis=1).astype(np.int64)
-    face = np.stack([fa, fb], axis=1).astype(np.int64)
-    local = np.stack([nodes_a, nodes_b], axis=1).astype(np.int64)
-    if n_el and len(elem) and not np.all(match.any(axis=2)):
-        raise ValueError("shared face without coincident nodes")
-    return InterfaceTopology(elem=elem, face=face, local_nodes=local)
-
-
-def face_areas(x: np.ndarray) -> np.ndarray:
-    """Areas of quadrilaterals (n, 4, 3): half the norm of the diagonals' cross product."""
-    cross = np.cross(x[:, 2] - x[:, 0], x[:, 3] - x[:, 1])
-    return 0.5 * np.linalg.norm(cross, axis=1)
 
 
 @njit(cache=True)
@@ -151,30 +99,32 @@ def interface_step(x, du, f_slot, node_i, node_j, slot_i, slot_j, k_n, k_s, area
             fn = kn * un
             if st != INTACT and fn > 0.0:
                 fn = 0.0
-            mag = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+            mag2 = s0 * s0 + s1 * s1 + s2 * s2
             if st == INTACT and breakable:
+                strength = cohesion[q] * area[q] + max(-fn, 0.0) * tan_phi[q]
                 if fn > tensile[q] * area[q]:
-                    tally[0] += 0.5 * fn * fn / kn + 0.5 * mag * mag / ks
+                    tally[0] += 0.5 * fn * fn / kn + 0.5 * mag2 / ks
                     state[q, k] = BROKEN_TENSION
                     st = BROKEN_TENSION
                     n_broken += 1
                     fn = 0.0
                     s0 = s1 = s2 = 0.0
-                    mag = 0.0
-                elif mag > cohesion[q] * area[q] + max(-fn, 0.0) * tan_phi[q]:
+                    mag2 = 0.0
+                elif mag2 > strength * strength:
                     state[q, k] = BROKEN_SHEAR
                     st = BROKEN_SHEAR
                     n_broken += 1
                     cap = max(-fn, 0.0) * tan_phi[q]
-                    tally[0] += 0.5 * (mag * mag - cap * cap) / ks
-                    scale = cap / mag
+                    tally[0] += 0.5 * (mag2 - cap * cap) / ks
+                    scale = cap / np.sqrt(mag2)
                     s0 *= scale
                     s1 *= scale
                     s2 *= scale
-                    mag = cap
+                    mag2 = cap * cap
             if st != INTACT:
                 cap = max(-fn, 0.0) * tan_phi[q]
-                if mag > cap:
+                if mag2 > cap * cap:
+                    mag = np.sqrt(mag2)
                     tally[1] += cap * (mag - cap) / ks
                     scale = cap / mag
                     s0 *= scale

@@ -1,9 +1,10 @@
-"""Build one rank's part of a CDEM model from a hex mesh and the case.
+"""Build one rank's CDEM model from its share of the mesh (solver.mesh.distribute.MeshPart).
 
-CDEM split (seed 002 section 2): every element becomes a block with its own 8 nodes (local
-node ``8e + a`` of local element e), and every face shared by two elements becomes four
-interface spring pairs (solver.cdem.interface). Elements are partitioned across ranks; springs
-are owned by the rank of their A element and reach B nodes on other ranks through ghosts.
+CDEM split (Feng et al. 2014, section 2): every element becomes a block with its own 8 nodes,
+and every face shared by two elements becomes four interface spring pairs
+(solver.cdem.interface). Springs are owned by the rank of their A element (the lower global
+id) and reach B nodes on other ranks through ghost rows; nothing here is sized by the whole
+mesh.
 """
 
 from __future__ import annotations
@@ -15,126 +16,136 @@ import numpy as np
 
 from solver.cdem.config import Config, Material
 from solver.cdem.constitutive import MODELS, lame
-from solver.cdem.halo import NodeHalo
-from solver.cdem.hex8 import FACES, element_volumes, lumped_masses
-from solver.cdem.interface import INTACT, SLOT, face_areas, shared_faces
+from solver.cdem.contact import Contact, ContactElements, ContactParams
+from solver.cdem.halo import Halo, Neighbours
+from solver.cdem.hex8 import element_volumes, lumped_masses
+from solver.cdem.interface import INTACT, SLOT
+from solver.cdem.state import Elements, InterfaceSprings, Nodes
 from solver.errors import InputError
+from solver.mesh.distribute import MeshPart, distribute
 from solver.mesh.hexmesh import HexMesh
-from solver.mesh.partition import partition_elements
+from solver.mesh.topology import FACES, face_areas
+from solver.parallel import global_median
 
 
-@dataclass
-class ElementMaterials:
-    """Per-element material arrays of the whole mesh (every rank holds them)."""
-
-    density: np.ndarray
-    lam: np.ndarray
-    mu: np.ndarray
-    model: np.ndarray
-    tensile: np.ndarray
-    cohesion: np.ndarray
-    tan_phi: np.ndarray
-
-
-def _group_ids(mesh: HexMesh, label: str, where: str) -> np.ndarray:
-    """Group ids a material/boundary label refers to (a name, an id, or 'all')."""
-    present = np.unique(mesh.groups)
+def group_ids(label: str, present: np.ndarray, names: dict[int, str], where: str) -> np.ndarray:
+    """Group ids a material/boundary label refers to (a name, an id, or 'all'), among the
+    ``present`` ids of the whole mesh."""
     if label == "all":
         return present
-    by_name = [gid for gid, name in mesh.group_names.items() if name == label]
+    by_name = [gid for gid, name in names.items() if name == label]
     if by_name:
         return np.array(by_name)
     if label.lstrip("-").isdigit() and int(label) in present:
         return np.array([int(label)])
-    known = sorted({*mesh.group_names.values(), *map(str, present)})
+    known = sorted({*names.values(), *map(str, present)})
     raise InputError(where, f"no group {label!r} in the mesh (groups: {', '.join(known)})")
 
 
-def element_materials(mesh: HexMesh, materials: list[Material], where: str) -> ElementMaterials:
-    """Assign each element the last material entry that names its group."""
-    n = mesh.n_cells
-    chosen = np.full(n, -1)
-    for k, mat in enumerate(materials):
-        ids = _group_ids(mesh, mat.group, f"{where}: materials[{k}].group")
-        chosen[np.isin(mesh.groups, ids)] = k
-    if np.any(chosen < 0):
-        missing = sorted(set(mesh.groups[chosen < 0].tolist()))
-        raise InputError(f"{where}: materials", f"groups {missing} have no material")
-
-    def field(fn):
-        return np.array([fn(materials[k]) for k in range(len(materials))])[chosen]
-
-    lam_mu = np.array([lame(m.youngs_modulus, m.poisson_ratio) for m in materials])[chosen]
-    return ElementMaterials(
-        density=field(lambda m: m.density).astype(float), lam=lam_mu[:, 0].copy(),
-        mu=lam_mu[:, 1].copy(), model=field(lambda m: MODELS[m.model]).astype(np.int64),
-        tensile=field(lambda m: m.tensile_strength).astype(float),
-        cohesion=field(lambda m: m.cohesion).astype(float),
-        tan_phi=field(lambda m: math.tan(math.radians(m.friction_deg))).astype(float))
-
-
 @dataclass
-class LocalModel:
-    """One rank's blocks, interface springs, boundary conditions and state."""
+class MaterialTable:
+    """Material constants per mesh group id: ``of(groups)`` picks them for elements."""
 
-    elem_gid: np.ndarray        # (n_el,) global element ids
-    group: np.ndarray           # (n_el,) group ids
-    x0: np.ndarray              # (8 n_el, 3) initial coordinates
-    x: np.ndarray               # (n_nodes, 3) current coordinates (own + ghost rows)
-    v: np.ndarray               # (n_nodes, 3) velocities v^{n-1/2}
-    du: np.ndarray              # (n_nodes, 3) step increments
-    f_int: np.ndarray           # (n_nodes, 3) element forces
-    f_spr: np.ndarray           # (8 n_el, 3) interface spring (and contact) forces
-    f_slot: np.ndarray          # (n_nodes, 3, 3) spring force of each node's 3 face slots
-    mass: np.ndarray            # (8 n_el,) lumped masses
+    ids: np.ndarray
+    density: np.ndarray
     lam: np.ndarray
     mu: np.ndarray
-    density: np.ndarray
     model: np.ndarray
-    stress: np.ndarray          # (n_el, 8, 6)
-    fixed: np.ndarray           # (8 n_el, 3) held dofs
-    held_velocity: np.ndarray   # (8 n_el, 3)
-    node_i: np.ndarray          # (n_faces, 4) A-side nodes
-    node_j: np.ndarray          # (n_faces, 4) B-side nodes (own or ghost rows)
-    slot_i: np.ndarray          # (n_faces, 4) slot of each spring at its A node
-    slot_j: np.ndarray          # (n_faces, 4) slot of each spring at its B node
-    face_gid: np.ndarray        # (n_faces,) global interface face ids
-    k_n: np.ndarray
-    k_s: np.ndarray
-    area: np.ndarray
     tensile: np.ndarray
     cohesion: np.ndarray
     tan_phi: np.ndarray
-    u_n: np.ndarray
-    f_s: np.ndarray
-    state: np.ndarray
-    halo: NodeHalo              # du of B nodes, owner -> ghost
-    slot_halo: NodeHalo         # spring forces of ghost B slots, ghost -> owner
-    n_faces_global: int
+
+    @classmethod
+    def build(cls, materials: list[Material], present: np.ndarray, names: dict[int, str],
+              where: str) -> MaterialTable:
+        """Each group takes the last material entry that names it."""
+        chosen = np.full(len(present), -1)
+        for k, mat in enumerate(materials):
+            ids = group_ids(mat.group, present, names, f"{where}: materials[{k}].group")
+            chosen[np.isin(present, ids)] = k
+        if np.any(chosen < 0):
+            raise InputError(f"{where}: materials",
+                             f"groups {present[chosen < 0].tolist()} have no material")
+        mats = [materials[k] for k in chosen]
+        lam_mu = np.array([lame(m.youngs_modulus, m.poisson_ratio) for m in mats])
+        return cls(ids=present, density=np.array([m.density for m in mats], dtype=float),
+                   lam=lam_mu[:, 0].copy(), mu=lam_mu[:, 1].copy(),
+                   model=np.array([MODELS[m.model] for m in mats], dtype=np.int64),
+                   tensile=np.array([m.tensile_strength for m in mats], dtype=float),
+                   cohesion=np.array([m.cohesion for m in mats], dtype=float),
+                   tan_phi=np.array([math.tan(math.radians(m.friction_deg)) for m in mats]))
+
+    def row(self, groups: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.ids, groups)
+
+
+@dataclass
+class Interfaces:
+    """Glue between this rank's elements and their neighbours, and the neighbour exchanges
+    of the interface springs: ``du`` forward to ghost B nodes, ghost spring-force slots back
+    to their owners, and (after breakage) the glue state of cross-rank faces to B's rank.
+
+    own_face (m,) owned faces with a B element here: local element b, face fb (B side) and
+    A's global id; b_face: the faces whose A is on another rank, with local element,
+    face and A's global id; a_side (m, 3): local element, face and B's global id of every
+    owned face."""
+
+    neighbours: Neighbours
+    du_halo: Halo
+    slot_halo: Halo
+    glue_halo: Halo
+    a_side: np.ndarray
+    b_local: np.ndarray
+    b_remote: np.ndarray
+
+    def glued_neighbours(self, state: np.ndarray, n_el: int) -> np.ndarray:
+        """(n_el, 6) global id of the element glued across each face (-1: none, free or
+        every spring broken). Collective (neighbour exchange)."""
+        glued = np.zeros((len(state) + len(self.b_remote), 1))
+        glued[:len(state), 0] = (state == INTACT).any(axis=1)
+        self.glue_halo.forward(glued)
+        out = np.full((n_el, 6), -1, dtype=np.int64)
+        on = glued[:len(state), 0] > 0
+        a = self.a_side[on]
+        out[a[:, 0], a[:, 1]] = a[:, 2]
+        b = self.b_local[on[self.b_local[:, 3]]]
+        out[b[:, 0], b[:, 1]] = b[:, 2]
+        r = self.b_remote[glued[len(state):, 0] > 0]
+        out[r[:, 0], r[:, 1]] = r[:, 2]
+        return out
+
+
+@dataclass
+class Model:
+    """One rank's model: nodes, elements, interface springs and their exchanges, contact."""
+
+    nodes: Nodes
+    elements: Elements
+    springs: InterfaceSprings
+    interfaces: Interfaces
+    contact: Contact | None
     dt_limit_local: float
-    contact: object = None      # solver.cdem.contact.ContactSet when contact is enabled
+    n_cells_global: int
+    n_faces_global: int
 
-    @property
-    def n_el(self) -> int:
-        return len(self.elem_gid)
-
-    @property
-    def n_own(self) -> int:
-        return 8 * len(self.elem_gid)
+    def nbytes(self) -> int:
+        """Bytes of the state arrays this rank holds."""
+        total = self.nodes.nbytes() + self.elements.nbytes() + self.springs.nbytes()
+        return total + (self.contact.nbytes() if self.contact is not None else 0)
 
 
-def _boundary_masks(cfg: Config, mesh: HexMesh, x0: np.ndarray, groups: np.ndarray,
+def _boundary_masks(cfg: Config, part: MeshPart, x0: np.ndarray,
                     where: str) -> tuple[np.ndarray, np.ndarray]:
     fixed = np.zeros(x0.shape, dtype=bool)
     vel = np.zeros(x0.shape)
-    node_group = np.repeat(groups, 8)
+    node_group = np.repeat(part.groups, 8)
     for k, bc in enumerate(cfg.boundaries):
         b = bc.box
         sel = ((x0[:, 0] >= b[0]) & (x0[:, 0] <= b[1]) & (x0[:, 1] >= b[2])
                & (x0[:, 1] <= b[3]) & (x0[:, 2] >= b[4]) & (x0[:, 2] <= b[5]))
         if bc.group:
-            sel &= np.isin(node_group, _group_ids(mesh, bc.group,
-                                                  f"{where}: boundaries[{k}].group"))
+            sel &= np.isin(node_group, group_ids(bc.group, part.group_ids, part.group_names,
+                                                 f"{where}: boundaries[{k}].group"))
         for comp in bc.fix:
             c = "xyz".index(comp)
             fixed[sel, c] = True
@@ -142,22 +153,31 @@ def _boundary_masks(cfg: Config, mesh: HexMesh, x0: np.ndarray, groups: np.ndarr
     return fixed, vel
 
 
-def spring_stiffness(cfg: Config, mesh: HexMesh, mats: ElementMaterials, volumes: np.ndarray,
-                     elem: np.ndarray, face_area: np.ndarray,
+def _pair_faces(pair, groups: np.ndarray, part: MeshPart, where: str) -> np.ndarray:
+    """Faces whose two elements lie one in each group of an interface pair."""
+    g1, g2 = (group_ids(g, part.group_ids, part.group_names, where) for g in pair.groups)
+    ga, gb = groups[:, 0], groups[:, 1]
+    return (np.isin(ga, g1) & np.isin(gb, g2)) | (np.isin(ga, g2) & np.isin(gb, g1))
+
+
+def spring_stiffness(cfg: Config, mats: MaterialTable, part: MeshPart,
                      where: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-area stiffness k_n, k_s [Pa/m] of each interface face (see solver.cdem.interface):
-    from beta and the elements, or the case's values, or an ``interface.pairs`` entry's."""
+    """Per-area stiffness k_n, k_s [Pa/m] of each shared face (see solver.cdem.interface):
+    from beta and the two elements, or the case's values, or an ``interface.pairs``
+    entry's."""
     ic = cfg.interface
-    h = volumes[elem] / face_area[:, None]                      # (n, 2)
-    p_modulus = mats.lam + 2.0 * mats.mu                        # K + 4G/3
-    k_n = ic.stiffness_factor * np.max(p_modulus[elem] / h, axis=1)
-    k_s = ic.stiffness_factor * np.max(mats.mu[elem] / h, axis=1)
+    f = part.faces
+    row = mats.row(f.group)
+    h = f.volume / f.area[:, None]                                # (m, 2)
+    p_modulus = mats.lam[row] + 2.0 * mats.mu[row]                 # K + 4G/3
+    k_n = ic.stiffness_factor * np.max(p_modulus / h, axis=1)
+    k_s = ic.stiffness_factor * np.max(mats.mu[row] / h, axis=1)
     if ic.normal_stiffness > 0:
-        k_n = np.full(len(elem), ic.normal_stiffness)
+        k_n = np.full(len(f), ic.normal_stiffness)
     if ic.shear_stiffness > 0:
-        k_s = np.full(len(elem), ic.shear_stiffness)
+        k_s = np.full(len(f), ic.shear_stiffness)
     for k, pair in enumerate(ic.pairs):
-        sel = _pair_faces(mesh, pair, elem, f"{where}: interface.pairs[{k}].groups")
+        sel = _pair_faces(pair, f.group, part, f"{where}: interface.pairs[{k}].groups")
         if pair.normal_stiffness > 0:
             k_n[sel] = pair.normal_stiffness
         if pair.shear_stiffness > 0:
@@ -165,44 +185,23 @@ def spring_stiffness(cfg: Config, mesh: HexMesh, mats: ElementMaterials, volumes
     return k_n, k_s
 
 
-def _pair_faces(mesh: HexMesh, pair, elem: np.ndarray, where: str) -> np.ndarray:
-    """Faces whose two elements lie one in each group of an interface pair."""
-    ga, gb = mesh.groups[elem[:, 0]], mesh.groups[elem[:, 1]]
-    g1, g2 = (_group_ids(mesh, g, where) for g in pair.groups)
-    return (np.isin(ga, g1) & np.isin(gb, g2)) | (np.isin(ga, g2) & np.isin(gb, g1))
-
-
-def interface_strength(cfg: Config, mesh: HexMesh, mats: ElementMaterials, elem: np.ndarray,
+def interface_strength(cfg: Config, mats: MaterialTable, part: MeshPart,
                        where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """T, c, tan(phi) per face: the group's own values inside a group, the weaker of the two
-    groups across groups, unless an ``interface.pairs`` entry names the two groups."""
-    a, b = elem[:, 0], elem[:, 1]
-    tensile = np.minimum(mats.tensile[a], mats.tensile[b])
-    cohesion = np.minimum(mats.cohesion[a], mats.cohesion[b])
-    tan_phi = np.minimum(mats.tan_phi[a], mats.tan_phi[b])
+    """T, c, tan(phi) per shared face: the group's own values inside a group, the weaker of
+    the two groups across groups, unless an ``interface.pairs`` entry names the two."""
+    row = mats.row(part.faces.group)
+    tensile = mats.tensile[row].min(axis=1)
+    cohesion = mats.cohesion[row].min(axis=1)
+    tan_phi = mats.tan_phi[row].min(axis=1)
     for k, pair in enumerate(cfg.interface.pairs):
-        sel = _pair_faces(mesh, pair, elem, f"{where}: interface.pairs[{k}].groups")
+        sel = _pair_faces(pair, part.faces.group, part, f"{where}: interface.pairs[{k}].groups")
         tensile[sel] = pair.tensile_strength
         cohesion[sel] = pair.cohesion
         tan_phi[sel] = math.tan(math.radians(pair.friction_deg))
     return tensile, cohesion, tan_phi
 
 
-def node_spring_stiffness(topo, spring_k: np.ndarray, g2l: np.ndarray,
-                          n_own: int) -> np.ndarray:
-    """Spring stiffness max(K_n, K_s) a node carries, summed over its slots (n_own,): every
-    spring at my nodes, mine or owned by another rank, in the same order on any partition."""
-    k_slot = np.zeros((n_own, 3))
-    for side in (0, 1):
-        local = g2l[topo.elem[:, side]]
-        mine = local >= 0
-        rows = 8 * local[mine][:, None] + topo.local_nodes[mine, side]
-        k_slot[rows, SLOT[topo.local_nodes[mine, side], topo.face[mine, side][:, None]]] = \
-            spring_k[mine][:, None]
-    return (k_slot[:, 0] + k_slot[:, 1]) + k_slot[:, 2]
-
-
-def stable_dt(mats: ElementMaterials, x_el: np.ndarray, volumes: np.ndarray, mass: np.ndarray,
+def stable_dt(density, lam, mu, x_el: np.ndarray, volumes: np.ndarray, mass: np.ndarray,
               k_node: np.ndarray, zeta_node: np.ndarray) -> np.ndarray:
     """Stable central-difference step per element (n_el,), Gershgorin bound per node:
     omega^2 <= (2 c_p / h)^2 + 2 k_node / m_node, dt = (2 / omega) (sqrt(1 + zeta^2) - zeta),
@@ -214,106 +213,150 @@ def stable_dt(mats: ElementMaterials, x_el: np.ndarray, volumes: np.ndarray, mas
     faces = x_el[:, FACES]
     largest = np.max(face_areas(faces.reshape(-1, 4, 3)).reshape(-1, 6), axis=1)
     h = volumes / largest
-    c_p = np.sqrt((mats.lam + 2.0 * mats.mu) / mats.density)
+    c_p = np.sqrt((lam + 2.0 * mu) / density)
     omega_el = 2.0 * c_p / h
     omega = np.sqrt(np.repeat(omega_el ** 2, 8) + 2.0 * k_node / mass)
     dt_node = 2.0 / omega * (np.sqrt(1.0 + zeta_node ** 2) - zeta_node)
     return dt_node.reshape(-1, 8).min(axis=1)
 
 
-def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalModel:
-    """Partition the mesh, split it into blocks and springs, keep this rank's part."""
-    mats = element_materials(mesh, cfg.materials, where)
-    x_all = mesh.points[mesh.cells]                                 # (n_el, 8, 3)
-    volumes = element_volumes(x_all)
-    topo = shared_faces(mesh.cells)
-    centroids = x_all.mean(axis=1)
-    parts = None
-    if comm.rank == 0:
-        parts = partition_elements(comm.size, centroids, topo.elem, cfg.partitioner)
-    parts = comm.bcast(parts, root=0)
+def _interfaces(comm, part: MeshPart, n_own: int):
+    """Spring node rows and slots, ghost rows and the neighbour exchanges (see
+    :class:`Interfaces`)."""
     rank = comm.rank
-    mine = np.nonzero(parts == rank)[0]
-    g2l = np.full(mesh.n_cells, -1, dtype=np.int64)
-    g2l[mine] = np.arange(len(mine))
-    n_own = 8 * len(mine)
+    f = part.faces
+    local = np.searchsorted(part.elem_gid, f.elem)                 # valid where owned here
+    mine = f.owner == rank
+    owned = np.nonzero(mine[:, 0])[0]
+    remote_b = owned[~mine[owned, 1]]
+    gid_b = 8 * f.elem[:, 1][:, None] + f.local_nodes[:, 1]          # global node ids
+    ghost_gids = np.unique(gid_b[remote_b])
+    node_i = 8 * local[owned, 0][:, None] + f.local_nodes[owned, 0]
+    node_j = np.where(mine[owned, 1][:, None],
+                      8 * local[owned, 1][:, None] + f.local_nodes[owned, 1],
+                      n_own + np.searchsorted(ghost_gids, gid_b[owned]))
+    slot = SLOT[f.local_nodes, f.local_face[:, :, None]]            # (m, 2, 4)
+    into_me = np.nonzero(mine[:, 1] & ~mine[:, 0])[0]
+    ranks = sorted(set(f.owner[remote_b, 1].tolist()) | set(f.owner[into_me, 0].tolist()))
+    neighbours = Neighbours(comm, ranks)
+    du_send, du_recv, slot_send, slot_recv, glue_send, glue_recv = ({} for _ in range(6))
+    row_of_owned = np.full(len(f), -1)
+    row_of_owned[owned] = np.arange(len(owned))
+    for r in ranks:
+        out = remote_b[f.owner[remote_b, 1] == r]
+        du_recv[r] = n_own + np.searchsorted(ghost_gids, np.unique(gid_b[out]))
+        keys = 3 * gid_b[out] + slot[out, 1]
+        rows = 3 * node_j[row_of_owned[out]] + slot[out, 1]
+        slot_recv[r] = rows.ravel()[np.argsort(keys.ravel())]
+        glue_send[r] = row_of_owned[out]
+        inn = into_me[f.owner[into_me, 0] == r]
+        gids = np.unique(gid_b[inn])
+        du_send[r] = 8 * np.searchsorted(part.elem_gid, gids // 8) + gids % 8
+        rows = 3 * (8 * local[inn, 1][:, None] + f.local_nodes[inn, 1]) + slot[inn, 1]
+        slot_send[r] = rows.ravel()[np.argsort((3 * gid_b[inn] + slot[inn, 1]).ravel())]
+        glue_recv[r] = len(owned) + np.searchsorted(into_me, inn)
+    a_side = np.column_stack([local[owned, 0], f.local_face[owned, 0], f.elem[owned, 1]])
+    both = np.nonzero(mine[owned, 1])[0]
+    b_local = np.column_stack([local[owned[both], 1], f.local_face[owned[both], 1],
+                               f.elem[owned[both], 0], both])
+    b_remote = np.column_stack([local[into_me, 1], f.local_face[into_me, 1],
+                                f.elem[into_me, 0]])
+    interfaces = Interfaces(neighbours=neighbours, du_halo=Halo(neighbours, du_send, du_recv),
+                            slot_halo=Halo(neighbours, slot_send, slot_recv),
+                            glue_halo=Halo(neighbours, glue_send, glue_recv, width=1),
+                            a_side=a_side.astype(np.int64), b_local=b_local.astype(np.int64),
+                            b_remote=b_remote.astype(np.int64))
+    return interfaces, owned, node_i, node_j, slot[owned, 0], slot[owned, 1], len(ghost_gids)
 
-    owner_a = parts[topo.elem[:, 0]]
-    owner_b = parts[topo.elem[:, 1]]
-    owned = np.nonzero(owner_a == rank)[0]
-    ea, eb = topo.elem[owned, 0], topo.elem[owned, 1]
-    node_i = 8 * g2l[ea][:, None] + topo.local_nodes[owned, 0]
-    gid_b = 8 * eb[:, None] + topo.local_nodes[owned, 1]            # global node ids
-    remote = owner_b[owned] != rank
-    ghost_gids = np.unique(gid_b[remote])
-    node_j = np.where(remote[:, None], 0, 8 * g2l[eb][:, None] + topo.local_nodes[owned, 1])
-    if len(ghost_gids):
-        slots = n_own + np.searchsorted(ghost_gids, gid_b)
-        node_j = np.where(remote[:, None], slots, node_j)
-    slot_i = SLOT[topo.local_nodes[owned, 0], topo.face[owned, 0][:, None]]
-    slot_j = SLOT[topo.local_nodes[owned, 1], topo.face[owned, 1][:, None]]
-    recv, send, slot_recv, slot_send = {}, {}, {}, {}
-    for r in np.unique(parts[ghost_gids // 8]) if len(ghost_gids) else []:
-        recv[int(r)] = n_own + np.nonzero(parts[ghost_gids // 8] == r)[0]
-        sel = remote & (owner_b[owned] == r)
-        keys = 3 * gid_b[sel] + slot_j[sel]
-        rows = 3 * node_j[sel] + slot_j[sel]
-        slot_recv[int(r)] = rows.ravel()[np.argsort(keys.ravel())]
-    into_me = np.nonzero((owner_b == rank) & (owner_a != rank))[0]
-    for r in np.unique(owner_a[into_me]):
-        sel = into_me[owner_a[into_me] == r]
-        gid = 8 * topo.elem[sel, 1][:, None] + topo.local_nodes[sel, 1]
-        gids = np.unique(gid)
-        send[int(r)] = 8 * g2l[gids // 8] + gids % 8
-        slot = SLOT[topo.local_nodes[sel, 1], topo.face[sel, 1][:, None]]
-        rows = 3 * (8 * g2l[gid // 8] + gid % 8) + slot
-        slot_send[int(r)] = rows.ravel()[np.argsort((3 * gid + slot).ravel())]
-    halo = NodeHalo(comm, send, recv)
-    slot_halo = NodeHalo(comm, slot_send, slot_recv)
 
-    n_nodes = n_own + len(ghost_gids)
-    x0 = x_all[mine].reshape(-1, 3).copy()
-    x = np.zeros((n_nodes, 3))
-    x[:n_own] = x0
-    mass = lumped_masses(x_all[mine], mats.density[mine]).ravel()
-    face_a = face_areas(mesh.points[mesh.cells[topo.elem[:, 0][:, None],
-                                               topo.local_nodes[:, 0]]])
-    k_area_n, k_area_s = spring_stiffness(cfg, mesh, mats, volumes, topo.elem, face_a, where)
-    tensile, cohesion, tan_phi = interface_strength(cfg, mesh, mats, topo.elem, where)
-    area = face_a[owned] / 4.0
-    k_n = k_area_n[owned] * area
-    k_s = k_area_s[owned] * area
-    fixed, held = _boundary_masks(cfg, mesh, x0, mesh.groups[mine], where)
+def node_spring_stiffness(part: MeshPart, spring_k: np.ndarray, rank: int) -> np.ndarray:
+    """Spring stiffness a node carries, summed over its slots (8 n_el,): every spring at my
+    nodes, mine or owned by another rank, in the same order on any partition."""
+    f = part.faces
+    k_slot = np.zeros((8 * part.n_el, 3))
+    for side in (0, 1):
+        here = f.owner[:, side] == rank
+        local = np.searchsorted(part.elem_gid, f.elem[here, side])
+        rows = 8 * local[:, None] + f.local_nodes[here, side]
+        k_slot[rows, SLOT[f.local_nodes[here, side], f.local_face[here, side][:, None]]] = \
+            spring_k[here][:, None]
+    return (k_slot[:, 0] + k_slot[:, 1]) + k_slot[:, 2]
+
+
+def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np.ndarray,
+             fixed: np.ndarray, glued: np.ndarray, tensile: np.ndarray,
+             cohesion: np.ndarray) -> tuple[Contact, np.ndarray]:
+    """The contact of this rank's elements and which of them are contact-capable (a
+    boundary or a breakable face); the search tolerance and margin scale with the median
+    face size of the capable elements."""
+    c = cfg.contact
+    face_area = face_areas(part.coords[:, FACES].reshape(-1, 4, 3)).reshape(-1, 6)
+    row = mats.row(part.groups)
+    h = volumes[:, None] / face_area
+    k_n = (np.full(h.shape, c.normal_stiffness) if c.normal_stiffness > 0
+           else c.stiffness_factor * (mats.lam + 2 * mats.mu)[row][:, None] / h)
+    k_t = (np.full(h.shape, c.shear_stiffness) if c.shear_stiffness > 0
+           else c.stiffness_factor * mats.mu[row][:, None] / h)
+    held = fixed.reshape(-1, 24).all(axis=1)
+    dashpot_mass = np.where(held, np.inf, mats.density[row] * volumes / 4.0)
+    breakable = ~(np.isinf(tensile) & np.isinf(cohesion))
+    capable = (glued < 0).any(axis=1)
+    f = part.faces
+    for side in (0, 1):
+        here = (f.owner[:, side] == comm.rank) & breakable
+        capable[np.searchsorted(part.elem_gid, f.elem[here, side])] = True
+    size = global_median(comm, np.sqrt(face_area[capable]).ravel())
+    own = ContactElements(gid=part.elem_gid, dashpot_mass=dashpot_mass, face_area=face_area,
+                          k_n=k_n, k_t=k_t)
+    return Contact(comm, ContactParams.from_config(c, size), own, glued), capable
+
+
+def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
+    """This rank's model from its MeshPart (collective)."""
+    mats = MaterialTable.build(cfg.materials, part.group_ids, part.group_names, where)
+    row = mats.row(part.groups)
+    n_el = part.n_el
+    n_own = 8 * n_el
+    x0 = part.coords.reshape(-1, 3).copy()
+    volumes = element_volumes(part.coords)
+    mass = lumped_masses(part.coords, mats.density[row]).ravel()
+    fixed, held = _boundary_masks(cfg, part, x0, where)
+    interfaces, owned, node_i, node_j, slot_i, slot_j, n_ghost = _interfaces(comm, part,
+                                                                             n_own)
+    k_area_n, k_area_s = spring_stiffness(cfg, mats, part, where)
+    tensile, cohesion, tan_phi = interface_strength(cfg, mats, part, where)
+    area = part.faces.area / 4.0
     n_f = len(owned)
-    model = LocalModel(
-        elem_gid=mine, group=mesh.groups[mine], x0=x0, x=x, v=np.zeros((n_nodes, 3)),
-        du=np.zeros((n_nodes, 3)), f_int=np.zeros((n_nodes, 3)), f_spr=np.zeros((n_own, 3)),
-        f_slot=np.zeros((n_nodes, 3, 3)),
-        mass=mass, lam=mats.lam[mine], mu=mats.mu[mine], density=mats.density[mine],
-        model=mats.model[mine], stress=np.zeros((len(mine), 8, 6)), fixed=fixed,
-        held_velocity=held, node_i=node_i.astype(np.int64), node_j=node_j.astype(np.int64),
-        slot_i=slot_i, slot_j=slot_j,
-        face_gid=owned, k_n=k_n, k_s=k_s, area=area, tensile=tensile[owned],
-        cohesion=cohesion[owned], tan_phi=tan_phi[owned], u_n=np.zeros((n_f, 4)),
-        f_s=np.zeros((n_f, 4, 3)), state=np.full((n_f, 4), INTACT, dtype=np.uint8), halo=halo,
-        slot_halo=slot_halo,
-        n_faces_global=topo.n_faces, dt_limit_local=np.inf)
-    k_node = node_spring_stiffness(topo, np.maximum(k_area_n, k_area_s) * face_a / 4.0, g2l,
-                                   n_own)
+    springs = InterfaceSprings(
+        face_gid=part.faces.gid[owned], node_i=node_i.astype(np.int64),
+        node_j=node_j.astype(np.int64), slot_i=slot_i, slot_j=slot_j,
+        k_n=(k_area_n * area)[owned], k_s=(k_area_s * area)[owned], area=area[owned],
+        tensile=tensile[owned], cohesion=cohesion[owned], tan_phi=tan_phi[owned],
+        u_n=np.zeros((n_f, 4)), f_s=np.zeros((n_f, 4, 3)),
+        state=np.full((n_f, 4), INTACT, dtype=np.uint8),
+        f_slot=np.zeros((n_own + n_ghost, 3, 3)))
+    nodes = Nodes(x0=x0, x=x0.copy(), v=np.zeros((n_own, 3)), du=np.zeros((n_own + n_ghost, 3)),
+                  f_int=np.zeros((n_own, 3)), f_contact=np.zeros((n_own, 3)), mass=mass,
+                  fixed=fixed, held_velocity=held)
+    elements = Elements(gid=part.elem_gid, group=part.groups, density=mats.density[row],
+                        lam=mats.lam[row], mu=mats.mu[row], model=mats.model[row],
+                        stress=np.zeros((n_el, 8, 6)))
+    k_node = node_spring_stiffness(part, np.maximum(k_area_n, k_area_s) * area, comm.rank)
     zeta_node = np.zeros(n_own)
+    contact = None
     if cfg.contact.enabled:
-        from solver.cdem.contact import ContactSet
-        model.contact = ContactSet(comm, cfg, mesh, model, topo, parts, mats, volumes)
-        model.contact.update_glue()
-        surface = model.contact.surface_elems
-        on_me = parts[surface] == rank
-        rows = (8 * g2l[surface[on_me]][:, None] + np.arange(8)).ravel()
-        k_node[rows] += np.repeat(model.contact.stable_stiffness()[on_me], 8)
-        zeta_node[rows] = model.contact.node_damping_ratio()
-    dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, k_node, zeta_node)
-    model.dt_limit_local = float(dt_el.min()) if len(dt_el) else np.inf
-    return model
+        glued = interfaces.glued_neighbours(springs.state, n_el)
+        contact, capable = _contact(comm, cfg, part, mats, volumes, fixed, glued, tensile,
+                                    cohesion)
+        k_node += np.repeat(np.where(capable, contact.stable_stiffness(), 0.0), 8)
+        zeta_node = np.repeat(np.where(capable, contact.node_damping_ratio(), 0.0), 8)
+    dt_el = stable_dt(elements.density, elements.lam, elements.mu, part.coords, volumes, mass,
+                      k_node, zeta_node)
+    return Model(nodes=nodes, elements=elements, springs=springs, interfaces=interfaces,
+                 contact=contact, dt_limit_local=float(dt_el.min()) if n_el else np.inf,
+                 n_cells_global=part.n_cells, n_faces_global=part.n_faces)
 
 
-def _sub(mats: ElementMaterials, idx: np.ndarray) -> ElementMaterials:
-    return ElementMaterials(*(getattr(mats, f)[idx] for f in ElementMaterials.__dataclass_fields__))
+def model_from_mesh(comm, cfg: Config, mesh: HexMesh | None, where: str) -> Model:
+    """Partition ``mesh`` (needed on rank 0 only) over comm and build this rank's model."""
+    return build_model(comm, cfg, distribute(comm, mesh, cfg.partitioner, where), where)

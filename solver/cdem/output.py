@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from solver.cdem.interface import INTACT
-from solver.cdem.model import LocalModel
+from solver.cdem.model import Model
 from solver.io.vtk import VtkSeries
 
 
@@ -21,36 +21,34 @@ class CdemWriter:
         self.faces = VtkSeries(comm, out_dir, f"{name}_interfaces")
         self.contacts = VtkSeries(comm, out_dir, f"{name}_contacts") if contact else None
 
-    def write(self, time: float, m: LocalModel) -> None:
-        n = m.n_own
-        x = m.x[:n]
-        disp = x - m.x0
-        cells = np.arange(n, dtype=np.int64).reshape(-1, 8)
+    def write(self, time: float, m: Model) -> None:
+        n, e, s = m.nodes, m.elements, m.springs
+        disp = n.x - n.x0
+        cells = np.arange(n.n_own, dtype=np.int64).reshape(-1, 8)
         self.blocks.write(
-            time, x, {"hexahedron": cells},
-            point_data={"displacement": disp, "velocity": m.v[:n]},
+            time, n.x, {"hexahedron": cells},
+            point_data={"displacement": disp, "velocity": n.v},
             cell_data={"displacement": disp.reshape(-1, 8, 3).mean(axis=1),
-                       "velocity": m.v[:n].reshape(-1, 8, 3).mean(axis=1),
-                       "stress": m.stress.mean(axis=1),
-                       "group": m.group.astype(np.int64),
-                       "block": m.elem_gid.astype(np.int64),
-                       "rank": np.full(m.n_el, self.comm.rank, dtype=np.int64)})
-        f_n = m.k_n[:, None] * np.where(m.state == INTACT, m.u_n, np.minimum(m.u_n, 0.0))
+                       "velocity": n.v.reshape(-1, 8, 3).mean(axis=1),
+                       "stress": e.stress.mean(axis=1),
+                       "group": e.group.astype(np.int64),
+                       "block": e.gid.astype(np.int64),
+                       "rank": np.full(len(e), self.comm.rank, dtype=np.int64)})
+        f_n = s.k_n[:, None] * np.where(s.state == INTACT, s.u_n, np.minimum(s.u_n, 0.0))
         self.faces.write(
-            time, x, {"quad": m.node_i},
-            cell_data={"broken_springs": (m.state != INTACT).sum(axis=1).astype(np.int64),
-                       "broken_tension": (m.state == 1).sum(axis=1).astype(np.int64),
-                       "broken_shear": (m.state == 2).sum(axis=1).astype(np.int64),
-                       "normal_traction": f_n.sum(axis=1) / (4.0 * m.area),
-                       "shear_traction": np.linalg.norm(m.f_s.sum(axis=1), axis=1)
-                       / (4.0 * m.area),
-                       "rank": np.full(len(m.node_i), self.comm.rank, dtype=np.int64)})
+            time, n.x, {"quad": s.node_i},
+            cell_data={"broken_springs": (s.state != INTACT).sum(axis=1).astype(np.int64),
+                       "broken_tension": (s.state == 1).sum(axis=1).astype(np.int64),
+                       "broken_shear": (s.state == 2).sum(axis=1).astype(np.int64),
+                       "normal_traction": f_n.sum(axis=1) / (4.0 * s.area),
+                       "shear_traction": np.linalg.norm(s.f_s.sum(axis=1), axis=1)
+                       / (4.0 * s.area),
+                       "rank": np.full(len(s), self.comm.rank, dtype=np.int64)})
         if self.contacts is not None:
             c = m.contact
-            c.gather()
-            points = c.semi_spring_positions()
+            points = c.semi_spring_positions(n.x)
             self.contacts.write(
                 time, points, {"vertex": np.arange(len(points), dtype=np.int64)[:, None]},
-                point_data={"normal_force": c.f_n, "tangential_force": c.f_t,
-                            "state": c.status.astype(np.int64),
-                            "target_face": c.target_faces()})
+                point_data={"normal_force": c.ss.f_n, "tangential_force": c.ss.f_t,
+                            "state": c.ss.status.astype(np.int64),
+                            "target_face": c.ss.target})

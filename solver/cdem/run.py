@@ -10,13 +10,14 @@ from mpi4py import MPI
 from solver.case import Case
 from solver.cdem.analyses import make_observer
 from solver.cdem.config import Config
-from solver.cdem.model import build_local_model
+from solver.cdem.model import build_model
 from solver.cdem.output import CdemWriter
 from solver.cdem.timeloop import TimeLoop
 from solver.context import RunContext, RunOutput
 from solver.errors import InputError
 from solver.mesh.build import mesh_from_config
-from solver.parallel import on_root
+from solver.mesh.distribute import distribute
+from solver.parallel import root_only
 
 __all__ = ["Config", "run"]
 
@@ -36,11 +37,14 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     cfg: Config = case.config
     comm = ctx.comm
     where = str(case.path)
-    mesh = on_root(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
-    model = build_local_model(comm, cfg, mesh, where)
+    mesh = root_only(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
+    part = distribute(comm, mesh, cfg.partitioner, f"{where}: mesh")
+    observer = make_observer(comm, cfg, mesh, where)
+    del mesh
+    model = build_model(comm, cfg, part, where)
+    del part
     dt = time_step(comm, cfg, model, where)
     loop = TimeLoop(comm, model, cfg.gravity, dt)
-    observer = make_observer(comm, cfg, mesh, model)
     writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled)
               if cfg.output.vtk else None)
     observers = [observer] if observer is not None else []
@@ -73,19 +77,19 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
 def _periodic_writer(writer, model, every: float):
     state = {"next": every}
 
-    def observe(loop, info) -> None:
-        if info.time >= state["next"] - 0.5 * loop.dt:
-            writer.write(info.time, model)
+    def observe(record) -> None:
+        if record.time >= state["next"] - 0.5 * record.dt:
+            writer.write(record.time, model)
             state["next"] += every
 
     return observe
 
 
 def _general_results(comm, loop: TimeLoop, model) -> dict:
-    n = model.n_own
-    disp = np.linalg.norm(model.x[:n] - model.x0, axis=1)
-    max_disp = comm.allreduce(float(disp.max()) if n else 0.0, op=MPI.MAX)
-    broken = comm.allreduce(int(np.count_nonzero(model.state)), op=MPI.SUM)
+    n = model.nodes
+    disp = np.linalg.norm(n.x - n.x0, axis=1)
+    max_disp = comm.allreduce(float(disp.max()) if len(disp) else 0.0, op=MPI.MAX)
+    broken = comm.allreduce(int(np.count_nonzero(model.springs.state)), op=MPI.SUM)
     springs = 4 * model.n_faces_global
     e = loop.energies
     scale = max(abs(e.gravity_work), e.kinetic, e.strain + e.spring, 1e-300)

@@ -6,15 +6,17 @@ import math
 
 import numpy as np
 
-from solver.mesh.generate import box
+from solver.mesh.generate import box, separate_blocks
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.read import read_hex_mesh
 
 
 def _box_mesh(spec, names: dict[str, int]) -> HexMesh:
     """One generated box; ``layer_groups`` name the group of each element layer along z;
-    ``rotate_deg`` turns it rigidly about its centre."""
-    mesh = box(*spec.n, size=spec.size, origin=spec.origin)
+    ``rotate_deg`` turns it rigidly about its centre; ``separate`` gives every element its
+    own nodes."""
+    mesh = (separate_blocks if spec.separate else box)(*spec.n, size=spec.size,
+                                                       origin=spec.origin)
     labels = spec.layer_groups or [spec.group] * spec.n[2]
     z_c = mesh.points[mesh.cells][:, :, 2].mean(axis=1)
     layer = np.clip(((z_c - spec.origin[2]) / (spec.size[2] / spec.n[2])).astype(int), 0,

@@ -65,6 +65,18 @@ def box(nx: int, ny: int, nz: int, size: Sequence[float] = (1.0, 1.0, 1.0),
     return grid(*axes, groups=groups, group_names=group_names)
 
 
+def separate_blocks(nx: int, ny: int, nz: int, size: Sequence[float] = (1.0, 1.0, 1.0),
+                    origin: Sequence[float] = (0.0, 0.0, 0.0), groups: GroupOf | None = None,
+                    group_names: dict[int, str] | None = None) -> HexMesh:
+    """The elements of :func:`box` with 8 nodes each, shared with no neighbour: a fully
+    jointed rock mass, every face free for contact and none glued (the faces of neighbours
+    coincide)."""
+    mesh = box(nx, ny, nz, size=size, origin=origin, groups=groups, group_names=group_names)
+    points = mesh.points[mesh.cells].reshape(-1, 3)
+    cells = np.arange(len(points), dtype=np.int64).reshape(-1, 8)
+    return HexMesh(points, cells, mesh.groups, mesh.group_names)
+
+
 def stack(nx: int, ny: int, layers: Sequence[tuple[str, float, int]],
           size_xy: Sequence[float] = (1.0, 1.0),
           origin: Sequence[float] = (0.0, 0.0, 0.0)) -> HexMesh:

@@ -1,0 +1,293 @@
+"""Contact detection: potential targets of every semi-spring, and which faces a rank needs
+from its neighbours to find them.
+
+Potential targets (Feng et al. 2014, section 4.1: a fixed-length array of 8 potential
+objects per semi-spring, renewed every 100-1000 steps): the active faces whose bounding
+sphere (centre c_f, radius R_f = the largest vertex distance) comes within the search
+margin of the semi-spring point p, gap = |p - c_f| - R_f <= margin, of elements other than
+the semi-spring's own and not glued to it, the 8 with the smallest gap (ties by global face
+id, so that the choice is the same on any partition). They are found with a spatial hash
+of face centres (cells of edge Rmax + margin, so every face within reach sits in the 27
+cells around p; the paper's static cell grid, hashed so that a runout spread over
+kilometres needs no dense grid; scripts/bench_search.py compares it with a k-d tree).
+
+Ghost faces, in two levels at every renewal:
+
+1. every rank publishes up to 64 boxes bounding its active elements and the largest face
+   radius among them (``surface_boxes``; an Allgather sized by the rank count). With
+   h = Rmax + margin (Rmax the largest over all ranks), ranks whose boxes come within h of
+   each other are neighbours, a symmetric relation every rank evaluates alike;
+2. each rank sends each neighbour the cells of edge h (a grid common to all ranks) that
+   its active elements occupy within h of the neighbour's boxes (``occupied_cells``,
+   ``cells_near_boxes``), and sends back the elements with a face whose sphere, inflated
+   by the margin, reaches one of the neighbour's cells (``faces_near_cells``): every face a
+   neighbour's semi-spring could take as a candidate, since its semi-springs lie in those
+   cells, and hardly more.
+
+Only neighbours exchange cells and elements, so the traffic scales with the partition
+boundary, not with the whole surface.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from solver.cdem.contact.records import N_CANDIDATES
+from solver.mesh.topology import FACES
+
+
+@njit(cache=True)
+def face_spheres(x, gx, base, n_own, active, centre, radius):
+    """Centre (mean of the 4 vertices) and radius (largest vertex distance) of every active
+    face 6 c + f of the contact elements; inactive faces get radius -1."""
+    for c in range(active.shape[0]):
+        xs = x if c < n_own else gx
+        b = base[c]
+        for f in range(6):
+            q = 6 * c + f
+            if not active[c, f]:
+                radius[q] = -1.0
+                continue
+            c0 = c1 = c2 = 0.0
+            for k in range(4):
+                r = b + FACES[f, k]
+                c0 += 0.25 * xs[r, 0]
+                c1 += 0.25 * xs[r, 1]
+                c2 += 0.25 * xs[r, 2]
+            rad = 0.0
+            for k in range(4):
+                r = b + FACES[f, k]
+                d = math.sqrt((xs[r, 0] - c0) ** 2 + (xs[r, 1] - c1) ** 2 + (xs[r, 2] - c2) ** 2)
+                rad = max(rad, d)
+            centre[q, 0] = c0
+            centre[q, 1] = c1
+            centre[q, 2] = c2
+            radius[q] = rad
+
+
+def surface_boxes(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """At most 64 boxes (m, 6: lo, hi) covering the element boxes lo, hi (n, 3): the
+    elements binned by centre on a 4 x 4 x 4 grid over their extent, a box per bin."""
+    if not len(lo):
+        return np.zeros((0, 6))
+    centre = 0.5 * (lo + hi)
+    low, high = centre.min(axis=0), centre.max(axis=0)
+    span = np.where(high > low, high - low, 1.0)
+    cell = np.minimum((4 * (centre - low) / span).astype(np.int64), 3)
+    bins = (cell[:, 0] * 4 + cell[:, 1]) * 4 + cell[:, 2]
+    order = np.argsort(bins, kind="stable")
+    starts = np.r_[0, np.nonzero(np.diff(bins[order]))[0] + 1]
+    return np.hstack([np.minimum.reduceat(lo[order], starts),
+                      np.maximum.reduceat(hi[order], starts)])
+
+
+def box_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance between every box of a (m, 6) and every box of b (k, 6), (m, k)."""
+    gap = np.maximum(0.0, np.maximum(a[:, None, :3] - b[None, :, 3:],
+                                     b[None, :, :3] - a[:, None, 3:]))
+    return np.sqrt((gap ** 2).sum(axis=2))
+
+
+_OFFSET = 1 << 20
+
+
+def occupied_cells(lo: np.ndarray, hi: np.ndarray, h: float) -> np.ndarray:
+    """Sorted keys of the cells of edge h (origin 0) that the boxes lo, hi (n, 3) overlap."""
+    first = np.floor(lo / h).astype(np.int64)
+    span = np.floor(hi / h).astype(np.int64) - first + 1
+    if not len(first):
+        return np.zeros(0, dtype=np.int64)
+    keys = []
+    for d in np.ndindex(*span.max(axis=0)):
+        inside = np.all(np.asarray(d) < span, axis=1)
+        keys.append(cell_key(first[inside] + np.asarray(d)))
+    return np.unique(np.concatenate(keys))
+
+
+def cell_key(ijk: np.ndarray) -> np.ndarray:
+    """One int64 per cell (i, j, k), |i|, |j|, |k| < 2^20 (a million cells each way)."""
+    if ijk.size and np.abs(ijk).max() >= _OFFSET:
+        raise ValueError("contact search cells out of range: the model spans more than a "
+                         "million search cells along an axis")
+    ijk = ijk + _OFFSET
+    return (ijk[:, 0] << 42) | (ijk[:, 1] << 21) | ijk[:, 2]
+
+
+def cells_near_boxes(keys: np.ndarray, h: float, boxes: np.ndarray, reach: float) -> np.ndarray:
+    """The cells (keys) within ``reach`` of any of the boxes (m, 6)."""
+    ijk = np.column_stack([(keys >> 42) & 0x1FFFFF, (keys >> 21) & 0x1FFFFF,
+                           keys & 0x1FFFFF]) - _OFFSET
+    cells = np.hstack([ijk * h, (ijk + 1) * h])
+    near = (box_distance(cells, boxes) <= reach).any(axis=1) if len(boxes) else \
+        np.zeros(len(keys), dtype=bool)
+    return keys[near]
+
+
+@njit(cache=True, inline="always")
+def _gap(c, n, h):
+    """Distance from the coordinate c to the cell interval [n h, (n + 1) h]."""
+    return max(n * h - c, c - (n + 1) * h, 0.0)
+
+
+@njit(cache=True)
+def faces_near_cells(centre, radius, n_faces, keys, h, margin):
+    """Own elements (face index // 6) with an active face whose sphere, inflated by the
+    margin, reaches one of the cells (sorted keys, edge h), in increasing order."""
+    out = np.zeros(n_faces // 6, dtype=np.bool_)
+    if keys.shape[0] == 0:
+        return np.nonzero(out)[0]
+    offset = 1 << 20
+    for q in range(n_faces):
+        if radius[q] < 0.0 or out[q // 6]:
+            continue
+        reach = radius[q] + margin
+        lo = np.empty(3, dtype=np.int64)
+        hi = np.empty(3, dtype=np.int64)
+        for k in range(3):
+            lo[k] = int(math.floor((centre[q, k] - reach) / h))
+            hi[k] = int(math.floor((centre[q, k] + reach) / h))
+        found = False
+        for i in range(lo[0], hi[0] + 1):
+            for j in range(lo[1], hi[1] + 1):
+                for k in range(lo[2], hi[2] + 1):
+                    key = ((i + offset) << 42) | ((j + offset) << 21) | (k + offset)
+                    at = np.searchsorted(keys, key)
+                    if at == keys.shape[0] or keys[at] != key:
+                        continue
+                    d2 = (_gap(centre[q, 0], i, h) ** 2 + _gap(centre[q, 1], j, h) ** 2
+                          + _gap(centre[q, 2], k, h) ** 2)
+                    if d2 <= reach * reach:
+                        found = True
+        out[q // 6] = found
+    return np.nonzero(out)[0]
+
+
+@njit(cache=True)
+def _cell_hash(i, j, k, mask):
+    return ((i * 73856093) ^ (j * 19349663) ^ (k * 83492791)) & mask
+
+
+@njit(cache=True, inline="always")
+def _insert(row, gaps, ids, q, gap, gid, count):
+    """Insert face q (gap, global id) into the sorted candidate row of length count;
+    returns the new count (at most N_CANDIDATES)."""
+    n = row.shape[0]
+    for i in range(count):
+        if row[i] == q:
+            return count
+    pos = count
+    while pos > 0 and (gaps[pos - 1] > gap or (gaps[pos - 1] == gap and ids[pos - 1] > gid)):
+        pos -= 1
+    if pos >= n:
+        return count
+    last = min(count, n - 1)
+    for i in range(last, pos, -1):
+        row[i] = row[i - 1]
+        gaps[i] = gaps[i - 1]
+        ids[i] = ids[i - 1]
+    row[pos] = q
+    gaps[pos] = gap
+    ids[pos] = gid
+    return min(count + 1, n)
+
+
+@njit(cache=True)
+def find_candidates(points, point_elem, glued, centre, radius, gid, margin, candidates):
+    """Fill ``candidates`` (n, 8) with the potential target faces of every semi-spring point
+    (see the module docstring); -1 pads. point_elem (n,) the contact element of each point,
+    glued (n_own, 6) global ids of the elements glued to it (-1 none), centre/radius the
+    face spheres (radius < 0: inactive), gid (n_elements,) global element ids. Returns the
+    number of candidates stored."""
+    n_faces = radius.shape[0]
+    reach = 0.0
+    lo0 = lo1 = lo2 = np.inf
+    n_active = 0
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            n_active += 1
+            reach = max(reach, radius[q])
+            lo0 = min(lo0, centre[q, 0])
+            lo1 = min(lo1, centre[q, 1])
+            lo2 = min(lo2, centre[q, 2])
+    if n_active == 0:
+        candidates[:] = -1
+        return 0
+    reach += margin
+    h = reach
+    size = 1
+    while size < 2 * n_active:
+        size *= 2
+    mask = size - 1
+    bucket = np.empty(n_faces, dtype=np.int64)
+    start = np.zeros(size + 1, dtype=np.int64)
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            b = _cell_hash(int(math.floor((centre[q, 0] - lo0) / h)),
+                           int(math.floor((centre[q, 1] - lo1) / h)),
+                           int(math.floor((centre[q, 2] - lo2) / h)), mask)
+            bucket[q] = b
+            start[b + 1] += 1
+    for b in range(size):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    members = np.empty(n_active, dtype=np.int64)
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            members[fill[bucket[q]]] = q
+            fill[bucket[q]] += 1
+    gaps = np.empty(N_CANDIDATES)
+    ids = np.empty(N_CANDIDATES, dtype=np.int64)
+    row = np.empty(N_CANDIDATES, dtype=np.int64)
+    stored = 0
+    for s in range(points.shape[0]):
+        p0, p1, p2 = points[s, 0], points[s, 1], points[s, 2]
+        own = point_elem[s]
+        own_gid = gid[own]
+        i0 = int(math.floor((p0 - lo0) / h))
+        i1 = int(math.floor((p1 - lo1) / h))
+        i2 = int(math.floor((p2 - lo2) / h))
+        count = 0
+        for c0 in range(i0 - 1, i0 + 2):
+            for c1 in range(i1 - 1, i1 + 2):
+                for c2 in range(i2 - 1, i2 + 2):
+                    b = _cell_hash(c0, c1, c2, mask)
+                    for m in range(start[b], start[b + 1]):
+                        q = members[m]
+                        d2 = ((p0 - centre[q, 0]) ** 2 + (p1 - centre[q, 1]) ** 2
+                              + (p2 - centre[q, 2]) ** 2)
+                        limit = radius[q] + margin
+                        if d2 > limit * limit:
+                            continue
+                        target = gid[q // 6]
+                        if target == own_gid:
+                            continue
+                        gap = math.sqrt(d2) - radius[q]
+                        if gap > margin:
+                            continue
+                        is_glued = False
+                        for g in range(6):
+                            if glued[own, g] == target:
+                                is_glued = True
+                        if is_glued:
+                            continue
+                        count = _insert(row, gaps, ids, q, gap, 6 * target + q % 6, count)
+        for j in range(N_CANDIDATES):
+            candidates[s, j] = row[j] if j < count else -1
+        stored += count
+    return stored
+
+
+@njit(cache=True)
+def moved_beyond(x, x_renewal, base, n_own, limit):
+    """Whether a node of the own contact elements moved more than ``limit`` in any
+    coordinate since the last renewal (x_renewal holds their 8 nodes each, in order)."""
+    for c in range(n_own):
+        b = base[c]
+        for a in range(8):
+            for k in range(3):
+                if abs(x[b + a, k] - x_renewal[8 * c + a, k]) > limit:
+                    return True
+    return False

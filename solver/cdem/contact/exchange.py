@@ -1,0 +1,239 @@
+"""Contact node forces and what crosses ranks: ghost elements, node shares, ordered sums.
+
+Every loaded contact hands its force to at most 8 nodes: the 4 nodes of its carrying face
+with the weights of its point (own_w) and the target's nodes with minus the target weights.
+Each such node share is keyed by the contact's place in the global order,
+2 key + kind (kind 0 semi-spring, 1 semi-edge); shares for ghost nodes go back to the
+ranks owning them, and every node's shares are summed in key order (0 + s_1) + s_2 + ...,
+so a node force is the same to the last bit on any partition.
+
+A ghost element travels at a renewal as one row of ``GHOST_WIDTH`` floats: global id, the
+owner's base row of its nodes, its 8 node coordinates, its 6 active-face flags and its
+dashpot mass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solver.mesh.topology import FACES
+
+GHOST_WIDTH = 33
+
+
+@njit(cache=True)
+def count_loaded(ss_force, se_force):
+    """Contacts of both kinds carrying a force."""
+    loaded = 0
+    for s in range(ss_force.shape[0]):
+        if ss_force[s, 0] != 0.0 or ss_force[s, 1] != 0.0 or ss_force[s, 2] != 0.0:
+            loaded += 1
+        if se_force[s, 0] != 0.0 or se_force[s, 1] != 0.0 or se_force[s, 2] != 0.0:
+            loaded += 1
+    return loaded
+
+
+@njit(cache=True)
+def node_shares(key, face, elem, base, n_own, ss_force, ss_own_w, ss_node, ss_w, se_force,
+                se_own_w, se_node, se_w, rows, keys, values, ghost_nodes, ghost_keys,
+                ghost_values):
+    """Node shares of every loaded semi-spring and semi-edge (the two record sets share
+    their keys), in global order, written into (rows, keys, values) for nodes in the
+    model's arrays and (ghost_nodes 8 c + a, ghost_keys, ghost_values) for ghost nodes;
+    the buffers hold 8 (local) and 4 (ghost) shares per loaded contact. Returns the
+    numbers of local and ghost shares."""
+    n_local = 0
+    n_ghost = 0
+    for s in range(key.shape[0]):
+        b = base[elem[s]]
+        for kind in range(2):
+            force = ss_force if kind == 0 else se_force
+            f0, f1, f2 = force[s, 0], force[s, 1], force[s, 2]
+            if f0 == 0.0 and f1 == 0.0 and f2 == 0.0:
+                continue
+            own_w = ss_own_w if kind == 0 else se_own_w
+            target_node = ss_node if kind == 0 else se_node
+            target_w = ss_w if kind == 0 else se_w
+            k_s = 2 * key[s] + kind
+            for k in range(4):
+                w = own_w[s, k]
+                rows[n_local] = b + FACES[face[s], k]
+                keys[n_local] = k_s
+                values[n_local, 0] = w * f0
+                values[n_local, 1] = w * f1
+                values[n_local, 2] = w * f2
+                n_local += 1
+            for k in range(4):
+                node = target_node[s, k]
+                if node < 0:
+                    continue
+                w = -target_w[s, k]
+                c = node // 8
+                if c < n_own:
+                    rows[n_local] = base[c] + node % 8
+                    keys[n_local] = k_s
+                    values[n_local, 0] = w * f0
+                    values[n_local, 1] = w * f1
+                    values[n_local, 2] = w * f2
+                    n_local += 1
+                else:
+                    ghost_nodes[n_ghost] = node
+                    ghost_keys[n_ghost] = k_s
+                    ghost_values[n_ghost, 0] = w * f0
+                    ghost_values[n_ghost, 1] = w * f1
+                    ghost_values[n_ghost, 2] = w * f2
+                    n_ghost += 1
+    return n_local, n_ghost
+
+
+@njit(cache=True)
+def ordered_sums(rows, keys, values, head, nxt, touched, chain, out):
+    """Per distinct row, the sum of its values in increasing key order, (0 + v_1) + v_2 ...
+    ``head`` (n_rows,) is scratch filled with -1 (and left so); nxt, touched, chain and out
+    (m, 3) scratch of at least the number of shares m. Returns the number of distinct rows,
+    listed in ``touched`` with their sums in ``out``. Each row's shares are linked in
+    insertion order, reversed, then insertion-sorted: linear for shares that arrive
+    mostly in key order, as a rank's own shares do."""
+    n_rows = 0
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        if head[r] < 0:
+            touched[n_rows] = r
+            n_rows += 1
+        nxt[i] = head[r]
+        head[r] = i
+    for t in range(n_rows):
+        r = touched[t]
+        count = 0
+        i = head[r]
+        while i >= 0:
+            chain[count] = i
+            count += 1
+            i = nxt[i]
+        head[r] = -1
+        for j in range(count // 2):
+            chain[j], chain[count - 1 - j] = chain[count - 1 - j], chain[j]
+        for j in range(1, count):
+            item = chain[j]
+            k = j
+            while k > 0 and keys[chain[k - 1]] > keys[item]:
+                chain[k] = chain[k - 1]
+                k -= 1
+            chain[k] = item
+        s0 = s1 = s2 = 0.0
+        for j in range(count):
+            s0 += values[chain[j], 0]
+            s1 += values[chain[j], 1]
+            s2 += values[chain[j], 2]
+        out[t, 0] = s0
+        out[t, 1] = s1
+        out[t, 2] = s2
+    return n_rows
+
+
+class ShareBuffers:
+    """Persistent buffers of the node shares and their ordered sums, grown on demand (a
+    fresh allocation each step costs more in page faults than the kernels take)."""
+
+    def __init__(self, n_rows: int):
+        self.head = np.full(n_rows, -1, dtype=np.int64)
+        self.capacity = -1
+        self.reserve(1024)
+
+    def reserve(self, loaded: int) -> None:
+        """Room for the shares of ``loaded`` contacts (8 local, 4 ghost each), and as many
+        received from other ranks."""
+        if loaded <= self.capacity:
+            return
+        self.capacity = int(1.5 * loaded)
+        n = 4 * self.capacity
+        self.ghost_nodes = np.empty(n, dtype=np.int64)
+        self.ghost_keys = np.empty(n, dtype=np.int64)
+        self.ghost_values = np.empty((n, 3))
+        self.grow(4 * n)
+
+    def grow(self, m: int, keep: int = 0) -> None:
+        """Room for m shares in all (local and received), keeping the first ``keep``."""
+        for name, shape, dtype in (("rows", (m,), np.int64), ("keys", (m,), np.int64),
+                                   ("values", (m, 3), np.float64)):
+            new = np.empty(shape, dtype=dtype)
+            if keep:
+                new[:keep] = getattr(self, name)[:keep]
+            setattr(self, name, new)
+        self.nxt = np.empty(m, dtype=np.int64)
+        self.touched = np.empty(m, dtype=np.int64)
+        self.chain = np.empty(m, dtype=np.int64)
+        self.out = np.empty((m, 3))
+
+
+FACE_FACE, EDGE_FACE, VERTEX_FACE, EDGE_EDGE = 1, 2, 4, 8
+
+
+@njit(cache=True)
+def contact_types(ss_target, ss_f_n, se_target, se_f_n):
+    """Traditional contact types of the compressed contacts (bit mask of FACE_FACE, ...),
+    per pair (own face, target element) with n semi-springs and m semi-edges in
+    compression: face-face for n + m >= 3 (a face held at three or more points, also over
+    the target's edge without a vertex inside), edge-face for n = 2, vertex-face for n = 1,
+    edge-edge for semi-edges alone. A face's four records are consecutive."""
+    seen = 0
+    targets = np.empty(8, dtype=np.int64)
+    counts = np.zeros((8, 2), dtype=np.int64)
+    for first in range(0, ss_target.shape[0], 4):
+        n_t = 0
+        for kind in range(2):
+            for s in range(first, first + 4):
+                if (ss_f_n[s] if kind == 0 else se_f_n[s]) <= 0.0:
+                    continue
+                t = ss_target[s] // 6 if kind == 0 else se_target[s] // 24
+                at = n_t
+                for i in range(n_t):
+                    if targets[i] == t:
+                        at = i
+                if at == n_t:
+                    targets[n_t] = t
+                    counts[n_t, 0] = 0
+                    counts[n_t, 1] = 0
+                    n_t += 1
+                counts[at, kind] += 1
+        for i in range(n_t):
+            n, m = counts[i, 0], counts[i, 1]
+            if n + m >= 3:
+                seen |= FACE_FACE
+            elif n == 2:
+                seen |= EDGE_FACE
+            elif n == 1:
+                seen |= VERTEX_FACE
+            else:
+                seen |= EDGE_EDGE
+    return seen
+
+
+@njit(cache=True)
+def semi_spring_points(x, base, elem, face, vertex, alpha, out):
+    """Positions (n, 3) of the semi-springs, (1 - alpha) x_v + alpha x_c."""
+    w_other = 0.25 * alpha
+    w_vertex = 1.0 - alpha + w_other
+    for s in range(elem.shape[0]):
+        b = base[elem[s]]
+        for c in range(3):
+            total = 0.0
+            for k in range(4):
+                w = w_vertex if k == vertex[s] else w_other
+                total += w * x[b + FACES[face[s], k], c]
+            out[s, c] = total
+
+
+def ghost_rows(gid, owner_base, coords, active, mass) -> np.ndarray:
+    """The rows (n, GHOST_WIDTH) that carry elements to a neighbour as ghosts."""
+    return np.hstack([gid[:, None].astype(float), owner_base[:, None].astype(float),
+                      coords.reshape(-1, 24), active.astype(float), mass[:, None]])
+
+
+def unpack_ghosts(rows: np.ndarray):
+    """(gid, owner base row, coordinates (n * 8, 3), active (n, 6), dashpot mass) of
+    received ghost rows."""
+    return (rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64),
+            np.ascontiguousarray(rows[:, 2:26]).reshape(-1, 3), rows[:, 26:32] > 0.5,
+            rows[:, 32].copy())

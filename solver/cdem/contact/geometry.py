@@ -1,0 +1,364 @@
+"""Contact geometry: the target of each semi-spring (a face) and of each semi-edge (an edge)
+among its potential targets, with the overlap, normal and relative increment the force law
+needs (Feng et al. 2014, sections 3-4).
+
+Contact elements are a rank's own active elements (0 .. n_own - 1, nodes in the model's
+arrays ``x``, ``du`` at rows base[c] + a) followed by the ghost elements received from
+neighbours (nodes in ``gx``, ``gdu`` at rows base[c] + a). A contact node is 8 c + a.
+
+Semi-spring (Feng et al. 2014 Eq. 3): the vertex v of face f indented into the face,
+x_ss = (1 - alpha) x_v + alpha x_c (x_c the face centre, so |x_ss - x_v| = alpha L), i.e.
+weights (1 - alpha) + alpha/4 on the vertex and alpha/4 on the other three face nodes. Its
+target is the candidate face with
+
+* (a) signed distance delta = (x_ss - x_f) . n_f below the search tolerance and the
+  projection x_ss - delta n_f inside the face (two triangles, barycentric test), where a
+  negative delta counts only if the semi-spring lies inside the target element
+  ((x_ss - x_g) . n_g <= tol for all six faces g, Feng et al. 2014 Eq. 8) and the face is
+  the element's nearest one (the largest delta_g; case (b) of section 4.2),
+* the largest such delta (the nearest face); it is in contact when delta < 0, with overlap
+  -delta.
+
+Semi-edge (Feng et al. 2014 section 4.3, Eqs. 11-12): the segment joining the semi-springs
+of vertices v and v + 1. Only block edges take part (``ridge``: the edge's other face on the
+same element is active too; an edge between two coplanar faces of glued elements is not an
+edge of the block). Candidate elements the segment does not enter (within the tolerance)
+are passed over at once. For every ridge edge Q0-Q1 of the candidate faces: skip it if
+parallel
+(|e1 x e2|^2 <= 1e-6 |e1|^2 |e2|^2, Eq. 11); otherwise the closest points P(s), Q(t) of the
+two segments, both inside (0.001 < s, t < 0.999: an end point is a vertex, the
+semi-springs' business), the normal n = e1 x e2 / |..| turned outward of the target
+element, and d = (P - Q) . n (Eq. 12). The edge is a target when d < -tol with P inside the
+target element (within the tolerance) and -d below alpha times the semi-edge's length (a
+deeper crossing belongs to the semi-springs, or is with an edge on the far side of the
+element); the shallowest such edge is taken, overlap -d - tol. P spreads over the face
+nodes with the semi-springs' weights, the reaction over Q0, Q1 with (1 - t, t).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from solver.cdem.hex8 import quad_normal
+from solver.mesh.topology import FACES
+
+
+def _edge_neighbours() -> np.ndarray:
+    """(6, 4): the other face of the hexahedron sharing edge j (nodes j, j+1) of face f."""
+    table = np.zeros((6, 4), dtype=np.int64)
+    for f in range(6):
+        for j in range(4):
+            edge = {FACES[f, j], FACES[f, (j + 1) % 4]}
+            table[f, j] = next(g for g in range(6) if g != f and edge <= set(FACES[g]))
+    return table
+
+
+EDGE_NEIGHBOURS = _edge_neighbours()
+
+
+@njit(cache=True)
+def face_frames(x, gx, base, n_own, frames, centroid):
+    """Centre (vertex mean) and unit normal (hex8.quad_normal) of every face 6 c + f of the
+    contact elements in ``frames`` (n_c * 6, 6), and each element's vertex mean in
+    ``centroid`` (n_c, 3)."""
+    for c in range(base.shape[0]):
+        xs = x if c < n_own else gx
+        b = base[c]
+        e0 = e1 = e2 = 0.0
+        for a in range(8):
+            e0 += xs[b + a, 0]
+            e1 += xs[b + a, 1]
+            e2 += xs[b + a, 2]
+        centroid[c, 0] = 0.125 * e0
+        centroid[c, 1] = 0.125 * e1
+        centroid[c, 2] = 0.125 * e2
+        for f in range(6):
+            ra, rb, rc, rd = b + FACES[f, 0], b + FACES[f, 1], b + FACES[f, 2], b + FACES[f, 3]
+            n0, n1, n2 = quad_normal(xs, ra, rb, rc, rd)
+            q = 6 * c + f
+            frames[q, 0] = 0.25 * (xs[ra, 0] + xs[rb, 0] + xs[rc, 0] + xs[rd, 0])
+            frames[q, 1] = 0.25 * (xs[ra, 1] + xs[rb, 1] + xs[rc, 1] + xs[rd, 1])
+            frames[q, 2] = 0.25 * (xs[ra, 2] + xs[rb, 2] + xs[rc, 2] + xs[rd, 2])
+            frames[q, 3] = n0
+            frames[q, 4] = n1
+            frames[q, 5] = n2
+
+
+@njit(cache=True, inline="always")
+def _plane_distance(frames, q, p0, p1, p2):
+    return ((p0 - frames[q, 0]) * frames[q, 3] + (p1 - frames[q, 1]) * frames[q, 4]
+            + (p2 - frames[q, 2]) * frames[q, 5])
+
+
+@njit(cache=True, inline="always")
+def _inside_element(frames, c, p0, p1, p2, tol):
+    """Whether p lies within ``tol`` of the inside of all six faces of contact element c."""
+    for g in range(6):
+        if _plane_distance(frames, 6 * c + g, p0, p1, p2) > tol:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _segment_enters(frames, c, a0, a1, a2, e0, e1, e2, tol):
+    """Whether some point of the segment a-e lies within ``tol`` of the inside of all six
+    faces of contact element c (the segment clipped by the six planes is not empty)."""
+    lo = 0.0
+    hi = 1.0
+    for g in range(6):
+        da = _plane_distance(frames, 6 * c + g, a0, a1, a2) - tol
+        de = _plane_distance(frames, 6 * c + g, e0, e1, e2) - tol
+        if da > 0.0 and de > 0.0:
+            return False
+        if da > 0.0:
+            lo = max(lo, da / (da - de))
+        elif de > 0.0:
+            hi = min(hi, da / (da - de))
+    return lo <= hi
+
+
+@njit(cache=True, inline="always")
+def _area(a0, a1, a2, b0, b1, b2, c0, c1, c2, n0, n1, n2):
+    """Twice the signed area of triangle a, b, c seen along the normal n."""
+    u0, u1, u2 = b0 - a0, b1 - a1, b2 - a2
+    v0, v1, v2 = c0 - a0, c1 - a1, c2 - a2
+    return (u1 * v2 - u2 * v1) * n0 + (u2 * v0 - u0 * v2) * n1 + (u0 * v1 - u1 * v0) * n2
+
+
+@njit(cache=True)
+def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, frames, candidates, elem, face,
+                         vertex, alpha, tol, target, overlap, normal, slip, own_w,
+                         target_node, target_w, target_elem):
+    """Target face, overlap, normal and slip of every semi-spring (module docstring).
+    Open semi-springs get overlap 0 (target: the face within the tolerance, or -1).
+    Returns the deepest overlap [m]."""
+    w_other = 0.25 * alpha
+    w_vertex = 1.0 - alpha + w_other
+    deepest = 0.0
+    for s in range(elem.shape[0]):
+        c = elem[s]
+        b = base[c]
+        f = face[s]
+        v = vertex[s]
+        p0 = p1 = p2 = u0 = u1 = u2 = 0.0
+        for k in range(4):
+            w = w_vertex if k == v else w_other
+            r = b + FACES[f, k]
+            p0 += w * x[r, 0]
+            p1 += w * x[r, 1]
+            p2 += w * x[r, 2]
+            u0 += w * du[r, 0]
+            u1 += w * du[r, 1]
+            u2 += w * du[r, 2]
+        best = -1
+        best_delta = -np.inf
+        bw0 = bw1 = bw2 = 0.0
+        btri = 0
+        for j in range(candidates.shape[1]):
+            fc = candidates[s, j]
+            if fc < 0:
+                break
+            delta = _plane_distance(frames, fc, p0, p1, p2)
+            if delta > tol or delta <= best_delta:
+                continue
+            ct = fc // 6
+            ft = fc - 6 * ct
+            if delta < 0.0:
+                nearest = -np.inf
+                g_near = -1
+                for g in range(6):
+                    dg = _plane_distance(frames, 6 * ct + g, p0, p1, p2)
+                    if dg > nearest:
+                        nearest, g_near = dg, g
+                if nearest > tol or g_near != ft:
+                    continue
+            n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
+            q0 = p0 - delta * n0
+            q1 = p1 - delta * n1
+            q2 = p2 - delta * n2
+            xs = x if ct < n_own else gx
+            bt = base[ct]
+            ri = bt + FACES[ft, 0]
+            for tri in range(2):
+                rj = bt + FACES[ft, 1 + tri]
+                rk = bt + FACES[ft, 2 + tri]
+                total = _area(xs[ri, 0], xs[ri, 1], xs[ri, 2], xs[rj, 0], xs[rj, 1], xs[rj, 2],
+                              xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2)
+                wi = _area(q0, q1, q2, xs[rj, 0], xs[rj, 1], xs[rj, 2],
+                           xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2) / total
+                wj = _area(xs[ri, 0], xs[ri, 1], xs[ri, 2], q0, q1, q2,
+                           xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2) / total
+                wk = 1.0 - wi - wj
+                if wi >= -1e-9 and wj >= -1e-9 and wk >= -1e-9:
+                    best, best_delta = fc, delta
+                    bw0, bw1, bw2, btri = wi, wj, wk, tri
+                    break
+        if best < 0:
+            target[s] = -1
+            overlap[s] = 0.0
+            continue
+        ct = best // 6
+        ft = best - 6 * ct
+        target[s] = 6 * gid[ct] + ft
+        if best_delta >= 0.0:
+            overlap[s] = 0.0
+            continue
+        overlap[s] = -best_delta
+        deepest = max(deepest, -best_delta)
+        normal[s, 0] = frames[best, 3]
+        normal[s, 1] = frames[best, 4]
+        normal[s, 2] = frames[best, 5]
+        target_elem[s] = ct
+        a0, a1, a2 = FACES[ft, 0], FACES[ft, 1 + btri], FACES[ft, 2 + btri]
+        us = du if ct < n_own else gdu
+        bt = base[ct]
+        ra, rb, rc = bt + a0, bt + a1, bt + a2
+        slip[s, 0] = u0 - (bw0 * us[ra, 0] + bw1 * us[rb, 0] + bw2 * us[rc, 0])
+        slip[s, 1] = u1 - (bw0 * us[ra, 1] + bw1 * us[rb, 1] + bw2 * us[rc, 1])
+        slip[s, 2] = u2 - (bw0 * us[ra, 2] + bw1 * us[rb, 2] + bw2 * us[rc, 2])
+        for k in range(4):
+            own_w[s, k] = w_vertex if k == v else w_other
+        target_node[s, 0] = 8 * ct + a0
+        target_node[s, 1] = 8 * ct + a1
+        target_node[s, 2] = 8 * ct + a2
+        target_node[s, 3] = -1
+        target_w[s, 0] = bw0
+        target_w[s, 1] = bw1
+        target_w[s, 2] = bw2
+        target_w[s, 3] = 0.0
+    return deepest
+
+
+@njit(cache=True)
+def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroid, candidates,
+                       elem, face, vertex, alpha, tol, target, overlap, normal, slip,
+                       own_w, target_node, target_w, target_elem):
+    """Target edge, overlap, normal and slip of every semi-edge (module docstring). Returns
+    the deepest penetration -d [m]."""
+    w_other = 0.25 * alpha
+    w_vertex = 1.0 - alpha + w_other
+    deepest = 0.0
+    for s in range(elem.shape[0]):
+        c = elem[s]
+        f = face[s]
+        v0 = vertex[s]
+        overlap[s] = 0.0
+        target[s] = -1
+        if not active[c, EDGE_NEIGHBOURS[f, v0]]:
+            continue
+        v1 = (v0 + 1) % 4
+        b = base[c]
+        a0 = a1 = a2 = e0 = e1 = e2 = 0.0
+        for k in range(4):
+            r = b + FACES[f, k]
+            wa = w_vertex if k == v0 else w_other
+            wb = w_vertex if k == v1 else w_other
+            a0 += wa * x[r, 0]
+            a1 += wa * x[r, 1]
+            a2 += wa * x[r, 2]
+            e0 += wb * x[r, 0]
+            e1 += wb * x[r, 1]
+            e2 += wb * x[r, 2]
+        u0, u1, u2 = e0 - a0, e1 - a1, e2 - a2
+        aa = u0 * u0 + u1 * u1 + u2 * u2
+        best = -1
+        best_d = -np.inf
+        bs = bt = 0.0
+        bn0 = bn1 = bn2 = 0.0
+        bq0 = bq1 = 0
+        last = -1
+        enters = False
+        for j in range(candidates.shape[1]):
+            fc = candidates[s, j]
+            if fc < 0:
+                break
+            if (_plane_distance(frames, fc, a0, a1, a2) > tol
+                    and _plane_distance(frames, fc, e0, e1, e2) > tol):
+                continue
+            ct = fc // 6
+            if ct != last:
+                last = ct
+                enters = _segment_enters(frames, ct, a0, a1, a2, e0, e1, e2, tol)
+            if not enters:
+                continue
+            ft = fc - 6 * ct
+            xs = x if ct < n_own else gx
+            base_t = base[ct]
+            for jj in range(4):
+                if not active[ct, EDGE_NEIGHBOURS[ft, jj]]:
+                    continue
+                q0 = base_t + FACES[ft, jj]
+                q1 = base_t + FACES[ft, (jj + 1) % 4]
+                g0 = xs[q1, 0] - xs[q0, 0]
+                g1 = xs[q1, 1] - xs[q0, 1]
+                g2 = xs[q1, 2] - xs[q0, 2]
+                w0 = a0 - xs[q0, 0]
+                w1 = a1 - xs[q0, 1]
+                w2 = a2 - xs[q0, 2]
+                bb = u0 * g0 + u1 * g1 + u2 * g2
+                cc = g0 * g0 + g1 * g1 + g2 * g2
+                dd = u0 * w0 + u1 * w1 + u2 * w2
+                ee = g0 * w0 + g1 * w1 + g2 * w2
+                den = aa * cc - bb * bb
+                if den <= 1e-6 * aa * cc:
+                    continue
+                ps = (bb * ee - cc * dd) / den
+                pt = (aa * ee - bb * dd) / den
+                if ps <= 1e-3 or ps >= 1.0 - 1e-3 or pt <= 1e-3 or pt >= 1.0 - 1e-3:
+                    continue
+                n0 = u1 * g2 - u2 * g1
+                n1 = u2 * g0 - u0 * g2
+                n2 = u0 * g1 - u1 * g0
+                inv = 1.0 / math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+                n0 *= inv
+                n1 *= inv
+                n2 *= inv
+                if ((xs[q0, 0] - centroid[ct, 0]) * n0 + (xs[q0, 1] - centroid[ct, 1]) * n1
+                        + (xs[q0, 2] - centroid[ct, 2]) * n2 < 0.0):
+                    n0, n1, n2 = -n0, -n1, -n2
+                p0 = a0 + ps * u0
+                p1 = a1 + ps * u1
+                p2 = a2 + ps * u2
+                d = ((p0 - xs[q0, 0] - pt * g0) * n0 + (p1 - xs[q0, 1] - pt * g1) * n1
+                     + (p2 - xs[q0, 2] - pt * g2) * n2)
+                if d >= -tol or d <= best_d or -d > alpha * math.sqrt(aa):
+                    continue
+                if not _inside_element(frames, ct, p0, p1, p2, tol):
+                    continue
+                best, best_d = 4 * fc + jj, d
+                bs, bt = ps, pt
+                bn0, bn1, bn2 = n0, n1, n2
+                bq0, bq1 = FACES[ft, jj], FACES[ft, (jj + 1) % 4]
+        if best < 0:
+            continue
+        ct = best // 24
+        target[s] = 4 * (6 * gid[ct] + (best // 4) % 6) + best % 4
+        overlap[s] = -best_d - tol
+        deepest = max(deepest, -best_d)
+        normal[s, 0] = bn0
+        normal[s, 1] = bn1
+        normal[s, 2] = bn2
+        target_elem[s] = ct
+        us = du if ct < n_own else gdu
+        base_t = base[ct]
+        for k in range(4):
+            w = ((1.0 - bs) * (w_vertex if k == v0 else w_other)
+                 + bs * (w_vertex if k == v1 else w_other))
+            own_w[s, k] = w
+        for k in range(3):
+            moved = 0.0
+            for m in range(4):
+                moved += own_w[s, m] * du[b + FACES[f, m], k]
+            slip[s, k] = moved - ((1.0 - bt) * us[base_t + bq0, k] + bt * us[base_t + bq1, k])
+        target_node[s, 0] = 8 * ct + bq0
+        target_node[s, 1] = 8 * ct + bq1
+        target_node[s, 2] = -1
+        target_node[s, 3] = -1
+        target_w[s, 0] = 1.0 - bt
+        target_w[s, 1] = bt
+        target_w[s, 2] = 0.0
+        target_w[s, 3] = 0.0
+    return deepest

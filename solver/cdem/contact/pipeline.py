@@ -1,0 +1,343 @@
+"""A rank's contact: detect -> geometry -> law -> exchange, on arrays, with ghost faces.
+
+The pipeline holds the contact state of the rank's own active faces (semi-springs and
+semi-edges, :mod:`records`), the ghost elements it received from neighbouring ranks and
+their potential targets. It takes the node coordinates and increments of the rank's own
+elements and returns node forces; it holds no reference to the model.
+
+Per step (all ranks, in this order):
+
+1. ``refresh_ghosts(du)``: ghost node increments from their owners (neighbour exchange),
+   ghost coordinates advanced by them (the owner's x += du, repeated bit for bit);
+2. ``needs_renewal(x)``: whether an own node moved more than half the search margin since
+   the last renewal; the time loop reduces this flag over all ranks with its step sums;
+3. ``step(x, du, dt, moved)``: renewal when a node moved anywhere, after ``renew_every``
+   steps, or after the active faces changed (``detect``); contact geometry (``geometry``);
+   forces (``law``); node shares, those of ghost nodes sent back to their owners, and the
+   ordered sums of every own node's shares (``exchange``). Returns (rows, forces).
+
+A renewal exchanges per-rank boxes (Allgather of at most 64 boxes per rank), recomputes the
+neighbour ranks and sends each neighbour the elements it needs (``detect``); between
+renewals only ghost increments and node shares cross ranks, and only between neighbours.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from mpi4py import MPI
+
+from solver.cdem.contact.detect import (box_distance, cells_near_boxes, face_spheres,
+                                        faces_near_cells, find_candidates, moved_beyond,
+                                        occupied_cells, surface_boxes)
+from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST_WIDTH,
+                                          VERTEX_FACE, ShareBuffers, contact_types,
+                                          count_loaded, ghost_rows, node_shares, ordered_sums,
+                                          semi_spring_points, unpack_ghosts)
+from solver.cdem.contact.geometry import face_frames, semi_edge_geometry, semi_spring_geometry
+from solver.cdem.contact.law import contact_law
+from solver.cdem.contact.records import N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords
+from solver.cdem.halo import Halo, Neighbours, Traffic
+from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
+
+TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, "vertex-face"),
+              (EDGE_EDGE, "edge-edge"))
+
+
+@dataclass
+class ContactParams:
+    """alpha the indentation (Feng et al. 2014 Eq. 3); tol, margin the search tolerance and
+    margin [m]; mu the friction coefficient; damping_ratio zeta of the normal dashpot;
+    renew_every the steps between renewals; size the median face size [m] they scale."""
+
+    alpha: float
+    tol: float
+    margin: float
+    mu: float
+    damping_ratio: float
+    renew_every: int
+    size: float
+
+    @classmethod
+    def from_config(cls, c, size: float) -> ContactParams:
+        return cls(alpha=c.indentation, tol=c.tolerance * size, margin=c.margin * size,
+                   mu=math.tan(math.radians(c.friction_deg)),
+                   damping_ratio=damping_ratio_from_restitution(c.restitution),
+                   renew_every=c.renew_every, size=size)
+
+
+@dataclass
+class ContactElements:
+    """What the contact needs of the rank's own elements (n,): gid global ids; dashpot_mass
+    a quarter of the element mass [kg] (inf: held); face_area (n, 6) initial face areas
+    [m2]; k_n, k_t (n, 6) contact stiffness per unit area of each face [Pa/m]."""
+
+    gid: np.ndarray
+    dashpot_mass: np.ndarray
+    face_area: np.ndarray
+    k_n: np.ndarray
+    k_t: np.ndarray
+
+
+class Contact:
+    """Semi-spring and semi-edge contact of one rank (module docstring)."""
+
+    def __init__(self, comm, params: ContactParams, own: ContactElements,
+                 glued: np.ndarray):
+        self.comm = comm
+        self.p = params
+        self.own = own
+        self.tally = np.zeros(3)
+        self.renewals = 0
+        self.checks = 0
+        self.steps = 0
+        self.max_overlap = 0.0
+        self.types_seen: set[str] = set()
+        self.steps_since_renewal = 0
+        self.traffic = Traffic()
+        self.renewal_traffic = Traffic()
+        self.neighbours = Neighbours(comm, [], self.traffic)
+        self.ghost_halo = None
+        self.n_ghosts = 0
+        self.ghost_rank = np.zeros(0, dtype=np.int64)
+        self.ghost_owner_base = np.zeros(0, dtype=np.int64)
+        self.shares = ShareBuffers(8 * len(own.gid))
+        self.ss = None
+        self.se = None
+        self.set_glue(glued)
+
+    # -- active faces ----------------------------------------------------------------------
+    def set_glue(self, glued: np.ndarray) -> None:
+        """Take the glue state (n_own, 6): the global id of the element glued across each
+        face (-1: none, the face is active). Records of faces that stay active keep their
+        state; a renewal follows at the next step."""
+        self.glued = glued
+        active = glued < 0
+        self.own_active = np.nonzero(active.any(axis=1))[0]
+        faces = (6 * self.own_active[:, None] + np.arange(6)).ravel()
+        faces = faces[active[self.own_active].ravel()]
+        k_of = np.empty(len(self.own.gid), dtype=np.int64)
+        k_of[self.own_active] = np.arange(len(self.own_active))
+        elem_of_face = faces // 6
+        key = (4 * (6 * self.own.gid[elem_of_face] + faces % 6)[:, None]
+               + np.arange(4)).ravel()
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        face_of = np.repeat(faces, 4)[order]
+        elem = k_of[face_of // 6]
+        area = self.own.face_area.ravel()[face_of] / 4.0
+        k_n = self.own.k_n.ravel()[face_of] * area
+        k_t = self.own.k_t.ravel()[face_of] * area
+        zeta = self.p.damping_ratio
+        self.ss = ContactRecords.build(SEMI_SPRING, key, elem, k_n, k_t, zeta, self.ss)
+        self.se = ContactRecords.build(SEMI_EDGE, key, elem, 2.0 * k_n, 2.0 * k_t, zeta,
+                                       self.se)
+        self.candidates = np.full((len(key), N_CANDIDATES), -1, dtype=np.int64)
+        self.x_renewal = None
+        self.ghost_halo = None
+        self._set_elements(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                           np.zeros((0, 3)), np.zeros((0, 6), dtype=bool), np.zeros(0))
+
+    def _set_elements(self, ghost_gid, ghost_base, ghost_x, ghost_active, ghost_mass) -> None:
+        """Contact elements: own active ones, then the ghosts."""
+        own = self.own_active
+        self.n_own = len(own)
+        self.gid = np.concatenate([self.own.gid[own], ghost_gid])
+        self.mass = np.concatenate([self.own.dashpot_mass[own], ghost_mass])
+        self.active = np.concatenate([self.glued[own] < 0, ghost_active])
+        self.base = np.concatenate([8 * own, 8 * np.arange(len(ghost_gid))]).astype(np.int64)
+        self.gx = np.ascontiguousarray(ghost_x)
+        self.gdu = np.zeros_like(self.gx)
+        self.frames = np.zeros((6 * len(self.gid), 6))
+        self.centroid = np.zeros((len(self.gid), 3))
+
+    # -- per step --------------------------------------------------------------------------
+    def refresh_ghosts(self, du: np.ndarray) -> None:
+        """Ghost increments from their owners; ghost coordinates advanced by them."""
+        if self.ghost_halo is not None:
+            self.ghost_halo.forward(du, into=self.gdu)
+            self.gx += self.gdu
+
+    def needs_renewal(self, x: np.ndarray) -> bool:
+        """Whether an own node moved more than half the margin since the last renewal."""
+        if self.x_renewal is None:
+            return True
+        return moved_beyond(x, self.x_renewal, self.base, self.n_own, 0.5 * self.p.margin)
+
+    def _own_rows(self) -> np.ndarray:
+        return (8 * self.own_active[:, None] + np.arange(8)).ravel()
+
+    def step(self, x: np.ndarray, du: np.ndarray, dt: float,
+             moved_anywhere: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Contact forces of this step: (own node rows, forces (n, 3)) to add."""
+        if moved_anywhere or self.steps_since_renewal >= self.p.renew_every:
+            self.renew(x, du)
+        self.steps_since_renewal += 1
+        p = self.p
+        face_frames(x, self.gx, self.base, self.n_own, self.frames, self.centroid)
+        ss, se = self.ss, self.se
+        deepest = semi_spring_geometry(
+            x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.frames,
+            self.candidates, ss.elem, ss.face, ss.vertex, p.alpha, p.tol, ss.target,
+            ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node, ss.target_w,
+            ss.target_elem)
+        edge_deepest = semi_edge_geometry(
+            x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
+            self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
+            p.tol, se.target, se.overlap, se.normal, se.slip, se.own_w, se.target_node,
+            se.target_w, se.target_elem)
+        stored = 0.0
+        for rec in (ss, se):
+            _, energy = contact_law(rec.overlap, rec.normal, rec.slip, rec.elem,
+                                    rec.target_elem, rec.k_n, rec.k_t, rec.c_unit, self.mass,
+                                    p.mu, dt, rec.f_t, rec.f_n, rec.status, rec.dashpot,
+                                    rec.force, self.tally)
+            stored += energy
+        self.tally[2] = stored
+        self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
+        self.steps += 1
+        if self.steps % 10 == 0:
+            self.types_seen |= self.contact_types()
+        return self._node_forces()
+
+    def _node_forces(self) -> tuple[np.ndarray, np.ndarray]:
+        ss, se, buf = self.ss, self.se, self.shares
+        buf.reserve(count_loaded(ss.force, se.force))
+        n_local, n_ghost = node_shares(
+            ss.key, ss.face, ss.elem, self.base, self.n_own, ss.force, ss.own_w,
+            ss.target_node, ss.target_w, se.force, se.own_w, se.target_node, se.target_w,
+            buf.rows, buf.keys, buf.values, buf.ghost_nodes, buf.ghost_keys, buf.ghost_values)
+        node = buf.ghost_nodes[:n_ghost]
+        ghost = node // 8 - self.n_own
+        dest = self.ghost_rank[ghost]
+        order = np.argsort(dest, kind="stable")
+        send = np.column_stack([self.ghost_owner_base[ghost] + node % 8,
+                                buf.ghost_keys[:n_ghost], buf.ghost_values[:n_ghost]])[order]
+        counts = np.array([np.count_nonzero(dest == r) for r in self.neighbours.ranks],
+                          dtype=np.int64)
+        received, _ = self.neighbours.exchange(send, counts)
+        m = n_local + len(received)
+        if m > len(buf.rows):
+            buf.grow(m, keep=n_local)
+        buf.rows[n_local:m] = received[:, 0]
+        buf.keys[n_local:m] = received[:, 1]
+        buf.values[n_local:m] = received[:, 2:]
+        n_rows = ordered_sums(buf.rows[:m], buf.keys[:m], buf.values[:m], buf.head, buf.nxt,
+                              buf.touched, buf.chain, buf.out)
+        return buf.touched[:n_rows], buf.out[:n_rows]
+
+    # -- renewal ---------------------------------------------------------------------------
+    def renew(self, x: np.ndarray, du: np.ndarray) -> None:
+        """New ghosts (coordinates and this step's increments) and potential targets
+        (collective over the communicator)."""
+        self.renewals += 1
+        self.steps_since_renewal = 0
+        self._set_elements(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                           np.zeros((0, 3)), np.zeros((0, 6), dtype=bool), np.zeros(0))
+        chosen = self._ghosts_for_neighbours(x)
+        own = self.own_active
+        coords = x[self._own_rows()].reshape(-1, 8, 3)
+        send = [ghost_rows(self.own.gid[own[c]], 8 * own[c], coords[c], self.active[c],
+                           self.mass[c]) for c in chosen]
+        payload = np.concatenate(send) if send else np.zeros((0, GHOST_WIDTH))
+        received, per_rank = self.neighbours.exchange(
+            payload, np.array([len(c) for c in chosen], dtype=np.int64))
+        gid, owner_base, gx, g_active, g_mass = unpack_ghosts(received)
+        ranks = self.neighbours.ranks
+        self.ghost_rank = np.repeat(np.array(ranks, dtype=np.int64), per_rank)
+        self.ghost_owner_base = owner_base
+        first = np.concatenate([[0], np.cumsum(per_rank)])
+        self.ghost_halo = Halo(
+            self.neighbours, {r: (8 * own[c][:, None] + np.arange(8)).ravel()
+                              for r, c in zip(ranks, chosen)},
+            {r: np.arange(8 * first[i], 8 * first[i + 1]) for i, r in enumerate(ranks)})
+        self._set_elements(gid, owner_base, gx, g_active, g_mass)
+        self.ghost_halo.forward(du, into=self.gdu)
+        centre = np.zeros((6 * len(self.gid), 3))
+        radius = np.zeros(6 * len(self.gid))
+        face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
+        points = np.zeros((len(self.ss), 3))
+        semi_spring_points(x, self.base, self.ss.elem, self.ss.face, self.ss.vertex,
+                           self.p.alpha, points)
+        self.checks += find_candidates(points, self.ss.elem, self.glued[own], centre, radius,
+                                       self.gid, self.p.margin, self.candidates)
+        self.x_renewal = x[self._own_rows()].copy()
+
+    def _ghosts_for_neighbours(self, x: np.ndarray) -> list[np.ndarray]:
+        """The neighbour ranks (renewed), and for each the own active elements (indices)
+        it needs as ghosts: the two levels of solver.cdem.contact.detect."""
+        margin = self.p.margin
+        centre = np.zeros((6 * self.n_own, 3))
+        radius = np.zeros(6 * self.n_own)
+        face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
+        coords = x[self._own_rows()].reshape(-1, 8, 3)
+        lo, hi = coords.min(axis=1), coords.max(axis=1)
+        boxes = surface_boxes(lo, hi)
+        everyone = self.comm.allgather((boxes, float(radius.max(initial=0.0))))
+        self.renewal_traffic.add((self.comm.size - 1) * (boxes.nbytes + 8),
+                                 sum(b.nbytes + 8 for b, _ in everyone) - boxes.nbytes - 8)
+        h = max(r_max for _, r_max in everyone) + margin
+        ranks = [r for r, (b, _) in enumerate(everyone)
+                 if r != self.comm.rank and len(b) and len(boxes)
+                 and box_distance(boxes, b).min() <= h]
+        if self.comm.allreduce(ranks != self.neighbours.ranks, op=MPI.LOR):
+            self.neighbours.free()
+            self.neighbours = Neighbours(self.comm, ranks, self.traffic)
+        cells = occupied_cells(lo, hi, h)
+        near = [cells_near_boxes(cells, h, everyone[r][0], h) for r in self.neighbours.ranks]
+        theirs, per_rank = self.neighbours.exchange(
+            np.concatenate(near) if near else np.zeros(0, dtype=np.int64),
+            np.array([len(c) for c in near], dtype=np.int64))
+        first = np.concatenate([[0], np.cumsum(per_rank)])
+        return [faces_near_cells(centre, radius, len(radius),
+                                 np.sort(theirs[first[i]:first[i + 1]]), h, margin)
+                for i in range(len(per_rank))]
+
+    # -- reporting -------------------------------------------------------------------------
+    def contact_types(self) -> set[str]:
+        """Traditional contact types of the compressed contacts (see exchange.contact_types)."""
+        seen = contact_types(self.ss.target, self.ss.f_n, self.se.target, self.se.f_n)
+        return {name for bit, name in TYPE_NAMES if seen & bit}
+
+    def summary(self) -> dict:
+        """Counts over all ranks: semi-springs, contacts in compression, sticking, sliding,
+        target renewals and candidates found at renewals, contact types, penetration."""
+        ss, se = self.ss, self.se
+        local = np.array([len(ss), np.count_nonzero(ss.f_n > 0),
+                          np.count_nonzero(ss.status == STICK),
+                          np.count_nonzero(ss.status == SLIP), self.checks,
+                          np.count_nonzero(se.f_n > 0)], dtype=np.int64)
+        total = np.empty_like(local)
+        self.comm.Allreduce(local, total, op=MPI.SUM)
+        return {"semi_springs": int(total[0]), "in_compression": int(total[1]),
+                "sticking": int(total[2]), "sliding": int(total[3]),
+                "renewals": self.renewals, "candidate_checks": int(total[4]),
+                "types_seen": sorted(set().union(*self.comm.allgather(self.types_seen))),
+                "semi_edges_in_compression": int(total[5]),
+                "max_penetration_ratio": self.comm.allreduce(self.max_overlap, op=MPI.MAX)
+                / self.p.size}
+
+    def semi_spring_positions(self, x: np.ndarray) -> np.ndarray:
+        points = np.zeros((len(self.ss), 3))
+        semi_spring_points(x, self.base, self.ss.elem, self.ss.face, self.ss.vertex,
+                           self.p.alpha, points)
+        return points
+
+    def stable_stiffness(self) -> np.ndarray:
+        """Contact stiffness a node of each own element may carry at most (3 own
+        semi-springs + 3 targets), (n_own_elements,)."""
+        return 6.0 * (np.maximum(self.own.k_n, self.own.k_t) * self.own.face_area / 4.0) \
+            .max(axis=1)
+
+    def node_damping_ratio(self) -> float:
+        """Damping ratio of a semi-spring's dashpot on its vertex node alone,
+        c / (2 sqrt(k m_node)) = zeta sqrt(m_eff / m_node) = zeta sqrt(2) (m_node = M / 8)."""
+        return self.p.damping_ratio * math.sqrt(2.0)
+
+    def nbytes(self) -> int:
+        """Bytes of the arrays the contact holds (records, candidates, contact elements)."""
+        arrays = [self.candidates, self.gid, self.mass, self.active, self.base, self.gx,
+                  self.gdu, self.frames, self.centroid, self.glued]
+        return self.ss.nbytes() + self.se.nbytes() + int(sum(a.nbytes for a in arrays))

@@ -1,0 +1,93 @@
+"""The state of one rank's part of a CDEM model, as small typed parts.
+
+Every block element owns its 8 nodes (Feng et al. 2014, section 2): node row 8 e + a is node
+a of local element e. Interface springs reach the B-side nodes of faces whose B element is
+on another rank through ghost rows appended after the own rows of ``du`` and ``f_slot``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+
+def _nbytes(part) -> int:
+    return int(sum(getattr(part, f.name).nbytes for f in fields(part)
+                   if isinstance(getattr(part, f.name), np.ndarray)))
+
+
+@dataclass
+class Nodes:
+    """x0, x (n, 3) initial and current coordinates; v (n, 3) velocities v^{n-1/2};
+    du (n + ghosts, 3) step increments; f_int (n, 3) element forces; f_contact (n, 3) contact
+    forces of the last step; mass (n,) lumped masses; fixed (n, 3) held dofs and
+    held_velocity (n, 3) their prescribed velocities. The interface spring forces are in the
+    springs' slots (InterfaceSprings.f_slot)."""
+
+    x0: np.ndarray
+    x: np.ndarray
+    v: np.ndarray
+    du: np.ndarray
+    f_int: np.ndarray
+    f_contact: np.ndarray
+    mass: np.ndarray
+    fixed: np.ndarray
+    held_velocity: np.ndarray
+
+    @property
+    def n_own(self) -> int:
+        return len(self.x)
+
+    nbytes = _nbytes
+
+
+@dataclass
+class Elements:
+    """gid (n_el,) global ids; group (n_el,) group ids; density, lam, mu (n_el,) material;
+    model (n_el,) constitutive model ids; stress (n_el, 8, 6) Gauss-point stresses in Voigt
+    order (xx, yy, zz, yz, xz, xy), tension positive."""
+
+    gid: np.ndarray
+    group: np.ndarray
+    density: np.ndarray
+    lam: np.ndarray
+    mu: np.ndarray
+    model: np.ndarray
+    stress: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.gid)
+
+    nbytes = _nbytes
+
+
+@dataclass
+class InterfaceSprings:
+    """The interface springs this rank owns (faces whose A element is here), 4 per face:
+    face_gid (m,) global face ids; node_i, node_j (m, 4) A and B node rows (B: own or ghost
+    rows of ``du``); slot_i, slot_j (m, 4) the springs' slots at those nodes; k_n, k_s (m,)
+    spring constants [N/m]; area (m,) spring area [m2]; tensile, cohesion, tan_phi (m,)
+    strength; u_n (m, 4) normal opening, f_s (m, 4, 3) shear force, state (m, 4) INTACT /
+    BROKEN_*; f_slot (n + ghosts, 3, 3) the spring force in each node's three face slots."""
+
+    face_gid: np.ndarray
+    node_i: np.ndarray
+    node_j: np.ndarray
+    slot_i: np.ndarray
+    slot_j: np.ndarray
+    k_n: np.ndarray
+    k_s: np.ndarray
+    area: np.ndarray
+    tensile: np.ndarray
+    cohesion: np.ndarray
+    tan_phi: np.ndarray
+    u_n: np.ndarray
+    f_s: np.ndarray
+    state: np.ndarray
+    f_slot: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.face_gid)
+
+    nbytes = _nbytes

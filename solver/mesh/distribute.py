@@ -1,0 +1,111 @@
+"""Partition a hexahedral mesh on rank 0 and hand every rank only its share.
+
+Rank 0 holds the whole mesh (it read or generated it), computes the shared-face topology,
+the element volumes and the partition, and sends each rank its :class:`MeshPart`: its
+elements, and the shared faces that touch them with what the model build needs of the
+element on the other side (its owner, group and volume). No other rank ever holds an array
+sized by the whole mesh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from solver.errors import InputError
+from solver.mesh.checks import element_volumes
+from solver.mesh.hexmesh import HexMesh
+from solver.mesh.partition import partition_elements
+from solver.mesh.topology import FACES, face_areas, shared_faces
+from solver.parallel import root_only
+
+
+@dataclass
+class SharedFaces:
+    """Shared faces with an element on this rank, in global face order.
+
+    gid (m,) global face ids; elem (m, 2) global ids of elements A < B; local_face (m, 2)
+    their local faces; local_nodes (m, 2, 4) the local nodes of the 4 coincident node pairs
+    in A's face order; owner (m, 2) ranks of A and B; area (m,) face area [m2]; volume,
+    group (m, 2) volume [m3] and group id of A and B.
+    """
+
+    gid: np.ndarray
+    elem: np.ndarray
+    local_face: np.ndarray
+    local_nodes: np.ndarray
+    owner: np.ndarray
+    area: np.ndarray
+    volume: np.ndarray
+    group: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.gid)
+
+
+@dataclass
+class MeshPart:
+    """One rank's elements: elem_gid (n,) increasing global ids, coords (n, 8, 3) corner
+    coordinates [m] in VTK order, groups (n,) group ids; the shared faces touching them;
+    the mesh-wide group ids and names and the global element and face counts."""
+
+    elem_gid: np.ndarray
+    coords: np.ndarray
+    groups: np.ndarray
+    faces: SharedFaces
+    group_ids: np.ndarray
+    group_names: dict[int, str] = field(default_factory=dict)
+    n_cells: int = 0
+    n_faces: int = 0
+
+    @property
+    def n_el(self) -> int:
+        return len(self.elem_gid)
+
+    def nbytes(self) -> int:
+        """Bytes of the arrays this rank holds."""
+        arrays = [self.elem_gid, self.coords, self.groups, *vars(self.faces).values()]
+        return int(sum(a.nbytes for a in arrays))
+
+
+def _part_for(rank: int, mesh: HexMesh, parts: np.ndarray, owner: np.ndarray, topo,
+              face_area: np.ndarray, volumes: np.ndarray, group_ids: np.ndarray) -> MeshPart:
+    mine = np.nonzero(parts == rank)[0]
+    touching = np.nonzero((owner == rank).any(axis=1))[0]
+    elem = topo.elem[touching]
+    faces = SharedFaces(gid=touching, elem=elem, local_face=topo.face[touching],
+                        local_nodes=topo.local_nodes[touching], owner=owner[touching],
+                        area=face_area[touching], volume=volumes[elem],
+                        group=mesh.groups[elem])
+    return MeshPart(elem_gid=mine, coords=mesh.points[mesh.cells[mine]],
+                    groups=mesh.groups[mine], faces=faces, group_ids=group_ids,
+                    group_names=dict(mesh.group_names), n_cells=mesh.n_cells,
+                    n_faces=topo.n_faces)
+
+
+def _plan(n_parts: int, mesh: HexMesh, method: str, where: str):
+    try:
+        topo = shared_faces(mesh.cells)
+    except ValueError as exc:
+        raise InputError(where, str(exc)) from None
+    volumes = element_volumes(mesh.points, mesh.cells)
+    centroids = mesh.points[mesh.cells].mean(axis=1)
+    parts = partition_elements(n_parts, centroids, topo.elem, method)
+    quads = mesh.points[mesh.cells[topo.elem[:, 0][:, None], FACES[topo.face[:, 0]]]]
+    return topo, volumes, parts, face_areas(quads)
+
+
+def distribute(comm, mesh: HexMesh | None, method: str, where: str) -> MeshPart:
+    """This rank's MeshPart; ``mesh`` is the whole mesh on rank 0 (ignored elsewhere).
+    Collective; a bad topology is an InputError on every rank."""
+    plan = root_only(comm, lambda: _plan(comm.size, mesh, method, where))
+    if comm.rank != 0:
+        return comm.recv(source=0, tag=11)
+    topo, volumes, parts, face_area = plan
+    owner = parts[topo.elem]
+    group_ids = np.unique(mesh.groups)
+    for rank in range(1, comm.size):
+        comm.send(_part_for(rank, mesh, parts, owner, topo, face_area, volumes, group_ids),
+                  dest=rank, tag=11)
+    return _part_for(0, mesh, parts, owner, topo, face_area, volumes, group_ids)
