@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 
 from conftest import CASES, ROOT, run_case, run_cli
+from solver.io.table import read_columns
 
 G = 9.81
 DEM = ROOT / "meshes" / "terrain" / "scilla_dem.asc"
 
 
 def _history(path):
-    return np.genfromtxt(path, delimiter=",", names=True)
+    return read_columns(path)
 
 
 def test_sphere_cup_rb_forces_distances_and_energy_match_theory(tmp_path):

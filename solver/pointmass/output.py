@@ -6,12 +6,15 @@ from pathlib import Path
 
 import numpy as np
 
+from solver.io.table import header
 from solver.io.vtk import VtkSeries
 from solver.pointmass.dynamics import Frame
 from solver.pointmass.grid import Body
 
-HISTORY_COLUMNS = ("time", "com_x", "com_y", "com_z", "com_speed", "kinetic_energy",
-                   "rb_force_mean_over_weight", "underwater_fraction")
+HISTORY_UNITS = {"time": "s", "com_x": "m", "com_y": "m", "com_z": "m", "com_speed": "m/s",
+                 "kinetic_energy": "J", "rb_force_mean_over_weight": "-",
+                 "underwater_fraction": "-"}
+HISTORY_COLUMNS = tuple(HISTORY_UNITS)
 
 
 class VtkFrames:
@@ -42,13 +45,13 @@ class VtkFrames:
 
 
 def write_history(path: Path, rows: np.ndarray) -> None:
-    """The CoM history table (one row per output frame) as CSV."""
+    """The CoM history table (one row per output frame) as CSV, units in the header."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savetxt(path, rows, delimiter=",", header=",".join(HISTORY_COLUMNS), comments="",
-               fmt="%.15g")
+    np.savetxt(path, rows, delimiter=",", header=",".join(header(HISTORY_COLUMNS, HISTORY_UNITS)),
+               comments="", fmt="%.15g")
 
 
-def plot_speed(path: Path, histories: list[tuple[str, np.ndarray]]) -> None:
+def plot_speed(path: Path, histories: list[tuple[str, np.ndarray]], title: str) -> None:
     """PNG of the CoM speed against time, one curve per run."""
     import matplotlib
     matplotlib.use("Agg")
@@ -58,6 +61,7 @@ def plot_speed(path: Path, histories: list[tuple[str, np.ndarray]]) -> None:
         ax.plot(rows[:, 0], rows[:, 4], label=label)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("CoM speed (m/s)")
+    ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
     if len(histories) > 1:
         ax.legend(fontsize=8)
