@@ -1,6 +1,7 @@
 """``module = "impact"``: one ellipsoid impact, or a parametric sweep over MPI ranks.
 
-A single impact writes ``<name>_history.csv`` and ``<name>_histories.png`` and the results
+A single impact writes ``<name>_history.csv``, ``<name>_histories.png``, the VTK series
+``<name>.pvd`` of the ellipsoid over the ground ``<name>_ground.pvd``, and the results
 ``max_penetration, max_force, duration, e_n, e_t, e_contact, e_energy, rot_ratio_max`` (plus
 ``end``, ``e_energy_formula``, ``e_vijayakumar``, ``energy_closure``, ...). A sweep writes
 ``<name>_sweep.csv`` (one row per impact, :data:`solver.impact.sweeps.COLUMNS`) and one PNG per
@@ -18,6 +19,7 @@ from solver.context import RunContext, RunOutput
 from solver.errors import InputError
 from solver.impact import geometry, plots
 from solver.impact.config import Config
+from solver.impact.output import write_impact_vtk
 from solver.impact.restitution import rotational_ratio
 from solver.impact.sweeps import (INPUTS, UNITS, is_sweep, make_setup, run_impact, run_sweep,
                                   sweep_points, write_table)
@@ -68,6 +70,9 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         row, history = run_impact(cfg, point)
         if comm.rank == 0:
             _write_history(ctx.out_dir / f"{case.name}_history.csv", history)
+            if cfg.output.vtk:
+                write_impact_vtk(ctx.out_dir, case.name, make_setup(cfg, *point), history,
+                                 cfg.output.vtk_frames)
             plots.plot_histories(ctx.out_dir, case.name, [case.name],
                                  [(history.t, history.y, history.derived)],
                                  plots.inputs_title(case.name, point))
@@ -77,7 +82,12 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         results.update(semi_axis_r=float(radius), semi_axis_h=float(semi_h))
         return RunOutput(steps=len(history.t), results=results)
     share = len(range(comm.rank, len(sweep_points(cfg)), comm.size))
-    rows, histories, steps = run_sweep(comm, cfg, ctx.progress(share, label="impacts"))
+    def write_vtk(index, inputs, history):
+        write_impact_vtk(ctx.out_dir / f"{case.name}_impacts", f"impact_{index:03d}",
+                         make_setup(cfg, *inputs), history, cfg.output.vtk_frames)
+
+    rows, histories, steps = run_sweep(comm, cfg, ctx.progress(share, label="impacts"),
+                                       write_vtk if cfg.output.vtk_in_sweeps else None)
     results = None
     if comm.rank == 0:
         table = ctx.out_dir / f"{case.name}_sweep.csv"

@@ -62,12 +62,15 @@ def is_sweep(cfg) -> bool:
     return any(getattr(cfg.sweep, name) for name in INPUTS)
 
 
-def run_sweep(comm, cfg, progress) -> tuple[list[dict] | None, list | None, int]:
-    """Run this rank's share of the sweep; rank 0 gets all rows (and histories if asked)."""
+def run_sweep(comm, cfg, progress, on_impact=None) -> tuple[list[dict] | None, list | None, int]:
+    """Run this rank's share of the sweep; rank 0 gets all rows (and histories if asked).
+    ``on_impact(index, inputs, history)`` is called on the rank that ran the impact."""
     points = sweep_points(cfg)
     local, steps = [], 0
     for count, index in enumerate(my_share(comm, len(points))):
         row, history = run_impact(cfg, points[index])
+        if on_impact is not None:
+            on_impact(int(index), points[index], history)
         steps += len(history.t)
         keep = (history.t, history.y[:3], history.derived) if cfg.sweep.histories else None
         local.append((int(index), (row, keep)))

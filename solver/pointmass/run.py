@@ -37,9 +37,9 @@ RUN_UNITS = {"n_masses": "-", "n_rb": "-", "n_ep": "-", "mass_total": "kg", "ste
              "initial_com": "m", "distance_rel_error_max": "-", "energy_rel_drift": "-",
              "theta_deg": "deg", "force_theory": "N", "escape": "-",
              "reaction_rel_error_max": "-", "escape_force_over_weight_max": "-",
-             "force_rel_error_max": "-"}
+             "force_rel_error_max": "-", "surface_crs": "-"}
 RESULT_UNITS = {**RUN_UNITS, "runs": {"index": "-", "label": "-", "params": "-", **RUN_UNITS},
-                "steps_total": "-", "surface_crs": "-"}
+                "steps_total": "-"}
 
 
 def _summarize(specs, rows: list[dict]) -> dict:
@@ -54,6 +54,8 @@ def _summarize(specs, rows: list[dict]) -> dict:
             out[key] = max(values)
     for key in LISTED:
         out[key] = [r[key] for r in rows]
+    if "surface_crs" in rows[0]:
+        out["surface_crs"] = rows[0]["surface_crs"]
     return out
 
 
