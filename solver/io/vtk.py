@@ -43,7 +43,7 @@ UNITS = {
     "broken_tension": "-", "broken_shear": "-", "normal_traction": "Pa", "shear_traction": "Pa",
     "normal_force": "N", "tangential_force": "N", "state": "-", "target_face": "-",
     "mass": "kg", "reaction": "N", "underwater": "-", "rb_force": "N", "ep_force": "N",
-    "link_type": "-", "elevation": "m", "depth": "m", "depth_below_ground": "m",
+    "link_type": "-", "elevation": "m", "depth_below_ground": "m",
 }
 """Unit of every array the solver writes (SI; the README's units table)."""
 
