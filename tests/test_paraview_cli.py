@@ -13,6 +13,7 @@ import tomllib
 import numpy as np
 import pytest
 import pyvista as pv
+from mpi4py import MPI
 from vtkmodules.vtkFiltersTensor import vtkTensorPrincipalInvariants
 from vtkmodules.vtkIOXML import vtkXMLPUnstructuredGridReader
 from vtkmodules.vtkCommonCore import vtkLogger
@@ -282,3 +283,24 @@ def test_render_without_pyvista_is_one_line_exit_2(shear_run, monkeypatch, capsy
     assert main(["render", str(shear_run)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "needs pyvista" in err[0]
+
+
+@pytest.mark.mpi(min_size=2)
+def test_two_ranks_write_one_table_and_joined_pieces(mpi_tmp_path):
+    """Two glued elements of two groups on two ranks: the interface face lives on one rank
+    (the other writes an empty piece), the group table names both groups."""
+    case = mpi_tmp_path / "pair.toml"
+    if MPI.COMM_WORLD.rank == 0:
+        case.write_text(SHEAR_CASE.replace('group = "rock"', 'layer_groups = ["base", "rock"]')
+                        .replace("n = [1, 1, 1], size = [1.0, 1.0, 1.0]",
+                                 "n = [1, 1, 2], size = [1.0, 1.0, 2.0]")
+                        .replace("0.9, 1.1", "1.9, 2.1"))
+    MPI.COMM_WORLD.Barrier()
+    assert main(["run", str(case), "--out", str(mpi_tmp_path / "out"), "--quiet"]) == 0
+    if MPI.COMM_WORLD.rank == 0:
+        out = mpi_tmp_path / "out"
+        blocks = pv.read(_pvtu(out, "shear")[-1])
+        assert blocks.n_cells == 2 and sorted(set(blocks.cell_data["rank"])) == [0, 1]
+        assert list(blocks.field_data["group_names"]) == ["0: base", "1: rock"]
+        faces = pv.read(_pvtu(out, "shear_interfaces")[-1])
+        assert faces.n_cells == 1 and list(faces.field_data["spring_states"])[0] == "0: intact"

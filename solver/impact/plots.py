@@ -21,16 +21,21 @@ LABELS = {"aspect_ratio": "A_r", "theta_0": "theta_0 [deg]", "theta_in": "theta_
           "duration": "impact duration [s]", "rot_ratio_max": "max R_r [-]"}
 
 
+def _with_unit(key: str, value: float) -> str:
+    return f"{value:g}" + ("" if UNITS[key] == "-" else f" {UNITS[key]}")
+
+
 def inputs_title(name: str, inputs: tuple[float, ...]) -> str:
     """The title of a single impact: the case and its four inputs with units."""
-    return plot_title(name, {k: f"{v:g}" + ("" if UNITS[k] == "-" else f" {UNITS[k]}")
-                             for k, v in zip(INPUTS, inputs)})
+    return plot_title(name, {k: _with_unit(k, v) for k, v in zip(INPUTS, inputs)})
 
 
 def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list[str]) -> list:
     """One PNG per column: column vs ``x``, one curve per combination of the other inputs."""
     others = [k for k in INPUTS if k != x and len({r[k] for r in rows}) > 1]
-    title = plot_title(name, [k for k in INPUTS if len({r[k] for r in rows}) > 1])
+    title = plot_title(name, [k for k in INPUTS if len({r[k] for r in rows}) > 1],
+                       {k: _with_unit(k, rows[0][k]) for k in INPUTS
+                        if len({r[k] for r in rows}) == 1})
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         groups.setdefault(tuple(row[k] for k in others), []).append(row)

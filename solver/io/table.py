@@ -49,13 +49,18 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
     return {name: data[:, i] for i, name in enumerate(names)}
 
 
-def plot_title(case: str, swept: dict[str, Any] | list[str] | None = None) -> str:
-    """``"case: key=value, ..."`` or, for a sweep over several runs, ``"case: swept a, b"``."""
-    if not swept:
-        return case
-    if isinstance(swept, dict):
-        return f"{case}: " + ", ".join(f"{k} = {_short(v)}" for k, v in swept.items())
-    return f"{case}: swept {', '.join(swept)}"
+def plot_title(case: str, swept: dict[str, Any] | list[str] | None = None,
+               fixed: dict[str, Any] | None = None) -> str:
+    """``"case: key = value, ..."`` for one run, ``"case: swept a, b"`` for a sweep over several
+    runs, followed by ``fixed`` inputs in parentheses."""
+    title = case
+    if isinstance(swept, dict) and swept:
+        title += ": " + ", ".join(f"{k} = {_short(v)}" for k, v in swept.items())
+    elif swept:
+        title += f": swept {', '.join(swept)}"
+    if fixed:
+        title += " (" + ", ".join(f"{k} = {_short(v)}" for k, v in fixed.items()) + ")"
+    return title
 
 
 def _short(value: Any) -> str:
