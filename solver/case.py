@@ -273,13 +273,13 @@ def plain_data(obj: Any) -> Any:
 _BOUNDS = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
 
 
-def _choices(tp: Any) -> tuple | None:
-    """The allowed values of a Literal field (or of the items of a list of Literals)."""
+def _choices(tp: Any) -> str:
+    """The allowed values of a Literal field, or of the items of a list of Literals."""
     if get_origin(tp) is Literal:
-        return get_args(tp)
+        return f"one of {', '.join(map(value_text, get_args(tp)))}"
     if get_origin(tp) is list and get_args(tp) and get_origin(get_args(tp)[0]) is Literal:
-        return get_args(get_args(tp)[0])
-    return None
+        return f"items from {', '.join(map(value_text, get_args(get_args(tp)[0])))}"
+    return ""
 
 
 def _table_of(tp: Any) -> tuple[type | None, str]:
@@ -314,7 +314,7 @@ def describe(cls: type, prefix: str = "") -> list[str]:
         default = ("required" if required else value_text(
             plain_data(f.default if f.default is not MISSING else f.default_factory())))
         choices = _choices(tp)
-        notes = [f"one of {', '.join(map(value_text, choices))}"] if choices else []
+        notes = [choices] if choices else []
         notes += [f"{op} {f.metadata[key]:g}" for key, op in _BOUNDS
                   if f.metadata.get(key) is not None]
         note = f" ({', '.join(notes)})" if notes else ""

@@ -188,15 +188,15 @@ SCILLA_ONE = ["--set", "sweep.keys=[]", "--set", "sweep.runs=[]", "--set", "time
 def _write_geotiff(path, grid, missing=None):
     """``grid`` as a north-up float64 GeoTIFF; nodes where ``missing`` get the nodata value."""
     rasterio = pytest.importorskip("rasterio")
-    from rasterio.transform import from_origin
+    from rasterio.transform import Affine
     dx, dy = grid.spacing
     nodata = -9999.0
     z = np.where(missing, nodata, grid.z) if missing is not None else grid.z
     z = z[::-1].astype(np.float64)                     # north row first
     with rasterio.open(path, "w", driver="GTiff", width=z.shape[1], height=z.shape[0], count=1,
                        dtype="float64", crs="EPSG:32633", nodata=nodata,
-                       transform=from_origin(grid.xs[0] - dx / 2, grid.ys[-1] + dy / 2, dx,
-                                             dy)) as dst:
+                       transform=Affine(dx, 0.0, grid.xs[0] - dx / 2,
+                                        0.0, -dy, grid.ys[-1] + dy / 2)) as dst:
         dst.write(z, 1)
 
 

@@ -84,8 +84,17 @@ def _pick_field(mesh, field: str | None, where: str) -> tuple[str, str]:
 
 
 def _scalars(mesh, field: str, where: str) -> np.ndarray:
-    data = mesh.point_data[field] if where == "point" else mesh.cell_data[field]
-    return np.linalg.norm(data, axis=1) if data.ndim == 2 else np.asarray(data, dtype=float)
+    """The field itself, a vector's magnitude, or a symmetric tensor's von Mises value
+    sqrt(((s1 - s2)^2 + (s2 - s3)^2 + (s3 - s1)^2) / 2 + 3 (s12^2 + s23^2 + s13^2))."""
+    data = np.asarray(mesh.point_data[field] if where == "point" else mesh.cell_data[field],
+                      dtype=float)
+    if data.ndim == 1:
+        return data
+    if data.shape[1] == 6:
+        xx, yy, zz, xy, yz, xz = data.T
+        return np.sqrt(0.5 * ((xx - yy) ** 2 + (yy - zz) ** 2 + (zz - xx) ** 2)
+                       + 3.0 * (xy ** 2 + yz ** 2 + xz ** 2))
+    return np.linalg.norm(data, axis=1)
 
 
 def render(out: Path, field: str | None = None, frame: str = "last",
@@ -107,8 +116,7 @@ def render(out: Path, field: str | None = None, frame: str = "last",
                for kind in CONTEXT if (out / f"{case}_{kind}.pvd").is_file()}
     target = out / "render"
     target.mkdir(exist_ok=True)
-    magnitude = " magnitude" if _is_vector(mesh, name, where) else ""
-    label = f"{name}{magnitude} [{UNITS.get(name, '?')}]"
+    label = f"{name}{_reduction(mesh, name, where)} [{UNITS.get(name, '?')}]"
     plotter = pv.Plotter(off_screen=True, window_size=WINDOW)
     clim = _range([_scalars(mesh, name, where)])
     _draw(plotter, mesh, name, where, clim, label, module, context)
@@ -123,9 +131,12 @@ def render(out: Path, field: str | None = None, frame: str = "last",
     return written
 
 
-def _is_vector(mesh, name: str, where: str) -> bool:
+def _reduction(mesh, name: str, where: str) -> str:
+    """How _scalars turns the array into one value per point or cell, for the bar title."""
     data = mesh.point_data[name] if where == "point" else mesh.cell_data[name]
-    return data.ndim == 2
+    if data.ndim == 1:
+        return ""
+    return " von Mises" if data.shape[1] == 6 else " magnitude"
 
 
 def _range(values: list[np.ndarray]) -> tuple[float, float]:
