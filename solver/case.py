@@ -22,6 +22,7 @@ folder first and the working directory second.
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
 import types
 import typing
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from solver.errors import InputError
+from solver.io.toml import value_text
 
 
 def param(default: Any = MISSING, *, unit: str, doc: str, ge: float | None = None,
@@ -155,7 +157,7 @@ def resolve_path(value: str, base: Path) -> str:
     path stays empty: it means "none")."""
     p = Path(value)
     if not value or p.is_absolute():
-        return str(p)
+        return value
     candidate = base / p
     if candidate.exists() or not p.exists():
         return str(candidate)
@@ -244,18 +246,78 @@ def _check_bounds(f: dataclasses.Field, value: Any, where: str) -> None:
             raise InputError(where, f"must be < {meta['lt']}, got {v}")
 
 
+def resolved_data(case: Case) -> dict:
+    """The case as plain TOML data with every default filled in and paths made absolute:
+    ``tomllib.loads(solver.io.toml.dumps(resolved_data(case)))`` loads back to the same case
+    from any folder."""
+    return {"module": case.module, "name": case.name, **plain_data(case.config)}
+
+
+def plain_data(obj: Any) -> Any:
+    """A dataclass tree as TOML-like tables (tuples -> lists, path fields made absolute)."""
+    if dataclasses.is_dataclass(obj):
+        out = {}
+        for f in dataclasses.fields(obj):
+            if f.init:
+                value = getattr(obj, f.name)
+                out[f.name] = (os.path.abspath(value) if f.metadata.get("path") and value
+                               else plain_data(value))
+        return out
+    if isinstance(obj, dict):
+        return {str(k): plain_data(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain_data(v) for v in obj]
+    return obj
+
+
+_BOUNDS = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+
+
+def _choices(tp: Any) -> str:
+    """The allowed values of a Literal field, or of the items of a list of Literals."""
+    if get_origin(tp) is Literal:
+        return f"one of {', '.join(map(value_text, get_args(tp)))}"
+    if get_origin(tp) is list and get_args(tp) and get_origin(get_args(tp)[0]) is Literal:
+        return f"items from {', '.join(map(value_text, get_args(get_args(tp)[0])))}"
+    return ""
+
+
+def _table_of(tp: Any) -> tuple[type | None, str]:
+    """``(dataclass, suffix)`` when the field is a table (``""``) or a list of tables
+    (``"[]"``), else ``(None, "")``."""
+    if dataclasses.is_dataclass(tp):
+        return tp, ""
+    if get_origin(tp) is list and get_args(tp) and dataclasses.is_dataclass(get_args(tp)[0]):
+        return get_args(tp)[0], "[]"
+    return None, ""
+
+
 def describe(cls: type, prefix: str = "") -> list[str]:
-    """One line per field: dotted name, type, unit, default and description (for docs)."""
+    """One line per field: dotted name (``stages[].tilt_rate`` inside a list of tables), unit,
+    default (or ``required``), the allowed values of a choice, and the description. A table
+    or list of tables gets a heading line and its fields below it."""
     lines = []
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
-        dotted = f"{prefix}{f.name}"
-        tp = hints[f.name]
-        if dataclasses.is_dataclass(tp):
-            lines.extend(describe(tp, dotted + "."))
+        if not f.init:
             continue
-        default = ("required" if f.default is MISSING and f.default_factory is MISSING
-                   else repr(f.default if f.default is not MISSING else f.default_factory()))
-        lines.append(f"{dotted} [{f.metadata.get('unit', '?')}] = {default}: "
-                     f"{f.metadata.get('doc', '')}")
+        tp = hints[f.name]
+        required = f.default is MISSING and f.default_factory is MISSING
+        doc = f.metadata.get("doc", "")
+        table, suffix = _table_of(tp)
+        if table is not None:
+            kind = "list of tables" if suffix else "table"
+            need = "required" if required else "optional"
+            lines.append(f"{prefix}{f.name}{suffix}: {kind}, {need}: {doc}")
+            lines.extend(describe(table, f"{prefix}{f.name}{suffix}."))
+            continue
+        default = ("required" if required else value_text(
+            plain_data(f.default if f.default is not MISSING else f.default_factory())))
+        choices = _choices(tp)
+        notes = [choices] if choices else []
+        notes += [f"{op} {f.metadata[key]:g}" for key, op in _BOUNDS
+                  if f.metadata.get(key) is not None]
+        note = f" ({', '.join(notes)})" if notes else ""
+        lines.append(f"{prefix}{f.name} [{f.metadata.get('unit', '?')}] = {default}{note}: "
+                     f"{doc}")
     return lines

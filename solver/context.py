@@ -29,7 +29,10 @@ class RunContext:
 @dataclass
 class RunOutput:
     """``steps``: time steps (or integrations) done; ``results``: the case's named results
-    (JSON-serialisable scalars, lists or small dicts) that go into ``summary.json``."""
+    (JSON-serialisable scalars, lists or small dicts) that go into ``summary.json``;
+    ``unconverged``: one line per stage that ended without converging (the CLI warns and
+    writes ``"converged": false``)."""
 
     steps: int
     results: dict[str, Any] = field(default_factory=dict)
+    unconverged: list[str] = field(default_factory=list)

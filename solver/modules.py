@@ -3,7 +3,10 @@
 Each physics module exposes, in ``solver/<module>/run.py``:
 
 * ``Config``: the root dataclass of its case schema (fields built with ``solver.case.param``);
-* ``run(case: solver.case.Case, ctx: solver.context.RunContext) -> solver.context.RunOutput``.
+* ``run(case: solver.case.Case, ctx: solver.context.RunContext) -> solver.context.RunOutput``;
+* ``RESULT_UNITS``: result key -> unit (or -> a table of the units of its sub-keys).
+
+``solver/templates/<module>.toml`` is the case ``solver init MODULE`` writes.
 
 Modules are imported lazily so that a point-mass run never pays for compiling CDEM kernels.
 """
@@ -11,6 +14,7 @@ Modules are imported lazily so that a point-mass run never pays for compiling CD
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 from solver.errors import InputError
 
@@ -21,6 +25,16 @@ MODULES = {
     "impact": "solver.impact.run",
     "rockfall": "solver.rockfall.run",
 }
+
+DESCRIPTIONS = {
+    "cdem": "deformable hexahedral blocks, breakable interface springs, semi-spring contact",
+    "contact_laws": "Cundall-Strack contact law: tangential restitution map",
+    "pointmass": "UBO-Inter point-mass slides on a surface or DEM, into the sea",
+    "impact": "ellipsoid impact on deformable ground, restitution coefficients",
+    "rockfall": "rockfall trajectories on a slope profile, stochastic ensembles",
+}
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def _load(module: str, where: str):
@@ -42,3 +56,26 @@ def schema_for(module: str, where: str) -> type:
 def runner_for(module: str, where: str):
     """The ``run(case, ctx)`` function of ``module``."""
     return _load(module, where).run
+
+
+def result_units_for(module: str, where: str) -> dict:
+    """Result key -> unit of ``module`` (empty when the module declares none)."""
+    return getattr(_load(module, where), "RESULT_UNITS", {})
+
+
+def available(module: str) -> bool:
+    """Whether ``module`` is part of this build."""
+    try:
+        _load(module, module)
+    except InputError:
+        return False
+    return True
+
+
+def template_for(module: str, where: str) -> str:
+    """The text of the case template of ``module``."""
+    _load(module, where)
+    path = TEMPLATES / f"{module}.toml"
+    if not path.is_file():
+        raise InputError(where, f"no case template for module {module!r}")
+    return path.read_text()

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import pyvista as pv
 from conftest import CASES, run_case, run_cli
 from scipy.optimize import minimize
 
@@ -13,6 +14,7 @@ from solver.impact import geometry
 from solver.impact.config import Config
 from solver.impact.restitution import energetic_coefficient, vijayakumar
 from solver.impact.sweeps import read_table, run_impact
+from solver.io.table import read_columns
 
 # ---------------------------------------------------------------- geometry (Appendix D)
 
@@ -255,8 +257,20 @@ def test_single_impact_case_writes_results(tmp_path):
                 "e_energy", "rot_ratio_max"):
         assert isinstance(results[key], float) and math.isfinite(results[key]), key
     assert 0.0 < results["e_energy"] <= 1.0
-    assert (tmp_path / "ellipsoid_impact_history.csv").exists()
     assert (tmp_path / "ellipsoid_impact_histories.png").exists()
+    history = read_columns(tmp_path / "ellipsoid_impact_history.csv")
+    assert (tmp_path / "ellipsoid_impact_history.csv").read_text().startswith("t [s],u_n [m]")
+    # VTK: the deepest node of the drawn ellipsoid is the sinking u_D of Eq. (38), computed
+    # from the interpolated state by geometry.footprint (mesh chord error < 1 % of R)
+    reader = pv.get_reader(str(tmp_path / "ellipsoid_impact.pvd"))
+    h, r = results["semi_axis_h"], results["semi_axis_r"]
+    for t in reader.time_values[::7]:
+        reader.set_active_time_value(t)
+        depth = reader.read()[0].point_data["depth_below_ground"].max()
+        state = [np.interp(t, history["t"], history[k]) for k in ("u_n", "u_t", "theta")]
+        u_d = geometry.footprint(h, r, 0.0, *state)["u_D"]
+        assert abs(depth - u_d) < 0.01 * r, (t, depth, u_d)
+    assert (tmp_path / "ellipsoid_impact_ground.pvd").exists()
 
 
 def test_sweep_same_table_on_two_ranks(tmp_path):

@@ -1,49 +1,73 @@
 """VTK frames of a CDEM model: blocks (every element with its own 8 nodes, so cracks open
 visibly in ParaView), the interface faces with their spring states, and the semi-springs
-with their contact forces and states (0 stick, 1 slide, 2 open)."""
+with their contact forces and states (0 stick, 1 slide, 2 open).
+
+Points are the deformed positions; the displacement is cell data (and its magnitude point
+data), so ParaView's Warp By Vector has no point vector that would move the nodes twice.
+Stress is written in VTK's tensor order (solver.io.vtk). Field data: ``group_names``,
+``spring_states``, ``contact_states``.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from solver.cdem.interface import INTACT
+from solver.cdem.interface import BROKEN_SHEAR, BROKEN_TENSION, INTACT
 from solver.cdem.model import Model
-from solver.io.vtk import VtkSeries
+from solver.cdem.state import InterfaceSprings
+from solver.contact_laws.laws import OPEN, SLIP, STICK
+from solver.io.vtk import VtkSeries, code_table, voigt_to_vtk
+
+SPRING_STATES = {INTACT: "intact", BROKEN_TENSION: "broken in tension",
+                 BROKEN_SHEAR: "broken in shear"}
+CONTACT_STATES = {STICK: "stick", SLIP: "slide", OPEN: "open"}
 
 
 class CdemWriter:
-    """Writes ``<name>.pvd`` (blocks), ``<name>_interfaces.pvd`` (glued faces) and, with
-    contact, ``<name>_contacts.pvd`` (semi-springs as points)."""
+    """Writes ``<name>.pvd`` (blocks), ``<name>_interfaces.pvd`` (glued faces; only when the
+    model has interfaces) and, with contact, ``<name>_contacts.pvd`` (semi-springs as points).
+    ``group_names`` maps group ids to names for the ``group_names`` field-data table."""
 
-    def __init__(self, comm, out_dir, name: str, contact: bool = False):
+    def __init__(self, comm, out_dir, name: str, contact: bool = False,
+                 group_names: dict[int, str] | None = None):
         self.comm = comm
-        self.blocks = VtkSeries(comm, out_dir, name)
-        self.faces = VtkSeries(comm, out_dir, f"{name}_interfaces")
-        self.contacts = VtkSeries(comm, out_dir, f"{name}_contacts") if contact else None
+        self.out_dir = out_dir
+        self.name = name
+        self.group_names = dict(group_names or {})
+        self.blocks = None
+        self.faces = None
+        self.contacts = (VtkSeries(comm, out_dir, f"{name}_contacts",
+                                   {"contact_states": code_table(CONTACT_STATES)})
+                         if contact else None)
+
+    def _open(self, m: Model) -> None:
+        """The block series (its group table) and, if any rank has interface faces, theirs."""
+        groups = np.unique(np.concatenate(self.comm.allgather(np.unique(m.elements.group))))
+        names = [self.group_names.get(int(g), str(int(g))) for g in groups]
+        self.blocks = VtkSeries(self.comm, self.out_dir, self.name,
+                                {"group_names": code_table(dict(zip(groups.tolist(), names)))})
+        if self.comm.allreduce(len(m.springs)) > 0:
+            self.faces = VtkSeries(self.comm, self.out_dir, f"{self.name}_interfaces",
+                                   {"spring_states": code_table(SPRING_STATES)})
 
     def write(self, time: float, m: Model) -> None:
-        n, e, s = m.nodes, m.elements, m.springs
+        if self.blocks is None:
+            self._open(m)
+        n, e = m.nodes, m.elements
         disp = n.x - n.x0
         cells = np.arange(n.n_own, dtype=np.int64).reshape(-1, 8)
         self.blocks.write(
             time, n.x, {"hexahedron": cells},
-            point_data={"displacement": disp, "velocity": n.v},
+            point_data={"displacement_magnitude": np.linalg.norm(disp, axis=1),
+                        "velocity": n.v},
             cell_data={"displacement": disp.reshape(-1, 8, 3).mean(axis=1),
                        "velocity": n.v.reshape(-1, 8, 3).mean(axis=1),
-                       "stress": e.stress.mean(axis=1),
+                       "stress": voigt_to_vtk(e.stress.mean(axis=1)),
                        "group": e.group.astype(np.int64),
                        "block": e.gid.astype(np.int64),
                        "rank": np.full(len(e), self.comm.rank, dtype=np.int64)})
-        f_n = s.k_n[:, None] * np.where(s.state == INTACT, s.u_n, np.minimum(s.u_n, 0.0))
-        self.faces.write(
-            time, n.x, {"quad": s.node_i},
-            cell_data={"broken_springs": (s.state != INTACT).sum(axis=1).astype(np.int64),
-                       "broken_tension": (s.state == 1).sum(axis=1).astype(np.int64),
-                       "broken_shear": (s.state == 2).sum(axis=1).astype(np.int64),
-                       "normal_traction": f_n.sum(axis=1) / (4.0 * s.area),
-                       "shear_traction": np.linalg.norm(s.f_s.sum(axis=1), axis=1)
-                       / (4.0 * s.area),
-                       "rank": np.full(len(s), self.comm.rank, dtype=np.int64)})
+        if self.faces is not None:
+            self._write_faces(time, n.x, m.springs)
         if self.contacts is not None:
             c = m.contact
             points = c.semi_spring_positions(n.x)
@@ -52,3 +76,16 @@ class CdemWriter:
                 point_data={"normal_force": c.ss.f_n, "tangential_force": c.ss.f_t,
                             "state": c.ss.status.astype(np.int64),
                             "target_face": c.ss.target})
+
+    def _write_faces(self, time: float, x: np.ndarray, s: InterfaceSprings) -> None:
+        f_n = s.k_n[:, None] * np.where(s.state == INTACT, s.u_n, np.minimum(s.u_n, 0.0))
+        self.faces.write(
+            time, x, {"quad": s.node_i},
+            cell_data={"broken_springs": (s.state != INTACT).sum(axis=1).astype(np.int64),
+                       "broken_tension": (s.state == BROKEN_TENSION).sum(axis=1)
+                       .astype(np.int64),
+                       "broken_shear": (s.state == BROKEN_SHEAR).sum(axis=1).astype(np.int64),
+                       "normal_traction": f_n.sum(axis=1) / (4.0 * s.area),
+                       "shear_traction": np.linalg.norm(s.f_s.sum(axis=1), axis=1)
+                       / (4.0 * s.area),
+                       "rank": np.full(len(s), self.comm.rank, dtype=np.int64)})

@@ -12,6 +12,7 @@ from solver.cdem.analyses import make_observer
 from solver.cdem.config import Config
 from solver.cdem.model import build_model
 from solver.cdem.output import CdemWriter
+from solver.cdem.results import RESULT_UNITS
 from solver.cdem.timeloop import TimeLoop
 from solver.context import RunContext, RunOutput
 from solver.errors import InputError
@@ -19,7 +20,7 @@ from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
 from solver.parallel import root_only
 
-__all__ = ["Config", "run"]
+__all__ = ["Config", "RESULT_UNITS", "run"]
 
 
 def time_step(comm, cfg: Config, model, where: str) -> float:
@@ -42,18 +43,19 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     observer = make_observer(comm, cfg, mesh, where)
     del mesh
     model = build_model(comm, cfg, part, where)
+    group_names = part.group_names
     del part
     dt = time_step(comm, cfg, model, where)
     loop = TimeLoop(comm, model, cfg.gravity, dt)
-    writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled)
-              if cfg.output.vtk else None)
+    writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled,
+                         group_names=group_names) if cfg.output.vtk else None)
     observers = [observer] if observer is not None else []
     if writer is not None:
         writer.write(0.0, model)
         if cfg.output.every > 0:
             observers.append(_periodic_writer(writer, model, cfg.output.every))
-    stage_results = []
-    for stage in cfg.stages:
+    stage_results, unconverged = [], []
+    for k, stage in enumerate(cfg.stages):
         progress = ctx.progress(stage.duration if math.isfinite(stage.duration)
                                 else stage.max_steps, label=f"{stage.name}:")
         start_step = loop.step
@@ -61,6 +63,12 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         loop.update_stored_energy()
         stage_results.append({"name": stage.name, "steps": loop.step - start_step,
                               "end": reason, "unbalance_ratio": loop.unbalance})
+        if stage.kind == "relax":
+            stage_results[-1]["converged"] = reason == "converged"
+            if reason != "converged":
+                unconverged.append(f"stages[{k}] ({stage.name}): relaxation ended by {reason} "
+                                   f"at unbalance ratio {loop.unbalance:.3g} (tolerance "
+                                   f"{stage.unbalance_tol:g})")
         if writer is not None:
             writer.write(loop.time, model)
     results = _general_results(comm, loop, model)
@@ -71,7 +79,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     results["stages"] = stage_results
     if observer is not None:
         results.update(observer.results())
-    return RunOutput(steps=loop.step, results=results)
+    return RunOutput(steps=loop.step, results=results, unconverged=unconverged)
 
 
 def _periodic_writer(writer, model, every: float):

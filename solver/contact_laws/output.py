@@ -6,12 +6,16 @@ from pathlib import Path
 
 import numpy as np
 
-HEADER = "kt_kn,gt_gn,e_t,switches,starts_sliding"
+from solver.io.table import header, read_columns
+
+COLUMNS = ("kt_kn", "gt_gn", "e_t", "switches", "starts_sliding")
+HEADER = ",".join(header(COLUMNS, dict.fromkeys(COLUMNS, "-")))
 
 
 def write_csv(path: Path, kt_kn: np.ndarray, gt_gn: np.ndarray, e_t: np.ndarray,
               switches: np.ndarray, starts: np.ndarray) -> None:
-    """One row per map point (all arrays (n,)); e_t to 12 significant digits."""
+    """One row per map point (all arrays (n,); every column dimensionless, as the header
+    states); e_t to 12 significant digits."""
     with open(path, "w") as fh:
         fh.write(HEADER + "\n")
         for row in zip(kt_kn, gt_gn, e_t, switches, starts):
@@ -20,8 +24,7 @@ def write_csv(path: Path, kt_kn: np.ndarray, gt_gn: np.ndarray, e_t: np.ndarray,
 
 def read_csv(path: Path) -> dict[str, np.ndarray]:
     """The columns of a map written by :func:`write_csv`."""
-    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    return {name: data[:, i] for i, name in enumerate(HEADER.split(","))}
+    return read_columns(path)
 
 
 def write_plot(path: Path, kt: np.ndarray, gt: np.ndarray, e_t: np.ndarray,

@@ -24,9 +24,15 @@ from solver.contact_laws.restitution import (collide, collide_many, normal_histo
                                              pure_coulomb_theory, small_gt_first_order,
                                              small_gt_limit, walton_e_t)
 from solver.context import RunContext, RunOutput
+from solver.io.table import plot_title
 from solver.parallel import gather_rows, my_share
 
-__all__ = ["Config", "run"]
+__all__ = ["Config", "RESULT_UNITS", "run"]
+
+RESULT_UNITS = {"e_t_small_gt_numeric": "-", "e_t_small_gt_theory": "-",
+                "e_t_small_gt_first_order": "-", "max_switches": "-",
+                "walton_max_abs_error": "-", "sliding_throughout_points": "-",
+                "coulomb_region_mismatch": "-", "e_n": "-", "points": "-"}
 
 CHUNK = 64
 
@@ -94,7 +100,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
             shape = (kt_axis.size, gt_axis.size)
             write_plot(ctx.out_dir / "e_t_map.png", kt_axis, gt_axis, e_t.reshape(shape),
                        switches.reshape(shape), cfg.grid.kt_spacing == "log",
-                       f"{case.name}: mu = {c.mu:g}, e_n = {e_n:.4g}, "
-                       f"alpha/m_eff = {c.alpha_over_meff:.4g}")
+                       f"{plot_title(case.name, ['g_t/g_n', 'k_t/k_n'])} (mu = {c.mu:g}, "
+                       f"e_n = {e_n:.4g}, alpha/m_eff = {c.alpha_over_meff:.4g})")
     progress.update(kt_kn.size, force=True)
     return RunOutput(steps=int(kt_kn.size), results=comm.bcast(results, root=0))

@@ -125,6 +125,16 @@ class Sweep:
 
 
 @dataclass
+class Output:
+    """VTK series of the ellipsoid moving over the ground (solver.impact.output)."""
+
+    vtk: bool = param(True, unit="-", doc="write a single impact as <name>.pvd")
+    vtk_in_sweeps: bool = param(False, unit="-", doc="in a sweep, write every impact as "
+                                "<name>_impacts/impact_NNN.pvd")
+    vtk_frames: int = param(60, unit="-", doc="frames per impact series", ge=2)
+
+
+@dataclass
 class Config:
     """Root of an impact case: one impact, or a sweep when ``[sweep]`` lists values."""
 
@@ -133,3 +143,4 @@ class Config:
     soil: Soil = field(default_factory=Soil, metadata={"unit": "-", "doc": "macro-element"})
     solver: Solver = field(default_factory=Solver, metadata={"unit": "-", "doc": "integrator"})
     sweep: Sweep = field(default_factory=Sweep, metadata={"unit": "-", "doc": "parametric study"})
+    output: Output = field(default_factory=Output, metadata={"unit": "-", "doc": "VTK output"})

@@ -11,7 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from solver.impact.restitution import rotational_ratio  # noqa: E402
-from solver.impact.sweeps import INPUTS  # noqa: E402
+from solver.impact.sweeps import INPUTS, UNITS  # noqa: E402
+from solver.io.table import plot_title  # noqa: E402
 
 LABELS = {"aspect_ratio": "A_r", "theta_0": "theta_0 [deg]", "theta_in": "theta_in [deg]",
           "omega_0": "omega_0 [deg/s]", "max_penetration": "max sinking u_D [m]",
@@ -20,9 +21,21 @@ LABELS = {"aspect_ratio": "A_r", "theta_0": "theta_0 [deg]", "theta_in": "theta_
           "duration": "impact duration [s]", "rot_ratio_max": "max R_r [-]"}
 
 
+def _with_unit(key: str, value: float) -> str:
+    return f"{value:g}" + ("" if UNITS[key] == "-" else f" {UNITS[key]}")
+
+
+def inputs_title(name: str, inputs: tuple[float, ...]) -> str:
+    """The title of a single impact: the case and its four inputs with units."""
+    return plot_title(name, {k: _with_unit(k, v) for k, v in zip(INPUTS, inputs)})
+
+
 def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list[str]) -> list:
     """One PNG per column: column vs ``x``, one curve per combination of the other inputs."""
     others = [k for k in INPUTS if k != x and len({r[k] for r in rows}) > 1]
+    title = plot_title(name, [k for k in INPUTS if len({r[k] for r in rows}) > 1],
+                       {k: _with_unit(k, rows[0][k]) for k in INPUTS
+                        if len({r[k] for r in rows}) == 1})
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         groups.setdefault(tuple(row[k] for k in others), []).append(row)
@@ -37,6 +50,7 @@ def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list
                     label=label or None)
         ax.set_xlabel(LABELS.get(x, x))
         ax.set_ylabel(LABELS.get(column, column))
+        ax.set_title(title, fontsize=9)
         ax.grid(alpha=0.3)
         if others:
             ax.legend(fontsize=7)
@@ -48,7 +62,8 @@ def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list
     return paths
 
 
-def plot_histories(out_dir: Path, name: str, labels: list[str], histories: list) -> Path:
+def plot_histories(out_dir: Path, name: str, labels: list[str], histories: list,
+                   title: str) -> Path:
     """u_n(t), N(t), rotation(t) and R_r(t) of several impacts (seed Figs. 4 and 6)."""
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
     for label, (t, y, d) in zip(labels, histories):
@@ -64,6 +79,7 @@ def plot_histories(out_dir: Path, name: str, labels: list[str], histories: list)
         ax.set_xlabel("t [ms]")
         ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     path = out_dir / f"{name}_histories.png"
     fig.savefig(path, dpi=110)

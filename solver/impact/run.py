@@ -1,6 +1,7 @@
 """``module = "impact"``: one ellipsoid impact, or a parametric sweep over MPI ranks.
 
-A single impact writes ``<name>_history.csv`` and ``<name>_histories.png`` and the results
+A single impact writes ``<name>_history.csv``, ``<name>_histories.png``, the VTK series
+``<name>.pvd`` of the ellipsoid over the ground ``<name>_ground.pvd``, and the results
 ``max_penetration, max_force, duration, e_n, e_t, e_contact, e_energy, rot_ratio_max`` (plus
 ``end``, ``e_energy_formula``, ``e_vijayakumar``, ``energy_closure``, ...). A sweep writes
 ``<name>_sweep.csv`` (one row per impact, :data:`solver.impact.sweeps.COLUMNS`) and one PNG per
@@ -9,7 +10,6 @@ plotted column.
 
 from __future__ import annotations
 
-import csv
 import math
 
 import numpy as np
@@ -19,11 +19,16 @@ from solver.context import RunContext, RunOutput
 from solver.errors import InputError
 from solver.impact import geometry, plots
 from solver.impact.config import Config
+from solver.impact.output import write_impact_vtk
 from solver.impact.restitution import rotational_ratio
-from solver.impact.sweeps import (INPUTS, is_sweep, make_setup, run_impact, run_sweep,
+from solver.impact.sweeps import (INPUTS, UNITS, is_sweep, make_setup, run_impact, run_sweep,
                                   sweep_points, write_table)
+from solver.io.table import plot_title, write_rows
 
-__all__ = ["Config", "run"]
+__all__ = ["Config", "RESULT_UNITS", "run"]
+
+RESULT_UNITS = {**UNITS, "semi_axis_r": "m", "semi_axis_h": "m", "n_impacts": "-",
+                "table": "-", "e_energy_max": "-", "energy_closure_max": "-", "ends": "-"}
 
 
 def _check_contact_velocity(cfg: Config, where: str) -> None:
@@ -41,6 +46,11 @@ def _json(value):
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+HISTORY_UNITS = {"t": "s", "u_n": "m", "u_t": "m", "theta": "rad", "v_n": "m/s", "v_t": "m/s",
+                 "omega": "rad/s", "N": "N", "T": "N", "M": "N m", "B_t": "m", "B_w": "m",
+                 "r_t": "m", "u_D": "m", "R_r": "-", "E_k": "J", "W_contact": "J"}
+
+
 def _write_history(path, history) -> None:
     d, y = history.derived, history.y
     ratio = rotational_ratio(d["E_kr"], d["E_kt"])
@@ -48,11 +58,7 @@ def _write_history(path, history) -> None:
                "v_t": y[4], "omega": y[5], "N": d["N"], "T": d["T"], "M": d["M"],
                "B_t": d["B_t"], "B_w": d["B_w"], "r_t": d["r_t"], "u_D": d["u_D"],
                "R_r": ratio, "E_k": d["E_kt"] + d["E_kr"], "W_contact": d["W_contact"]}
-    with open(path, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(columns)
-        for row in np.column_stack(list(columns.values())):
-            writer.writerow([f"{v:.10g}" for v in row])
+    write_rows(path, list(columns), HISTORY_UNITS, np.column_stack(list(columns.values())))
 
 
 def run(case: Case, ctx: RunContext) -> RunOutput:
@@ -64,15 +70,24 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         row, history = run_impact(cfg, point)
         if comm.rank == 0:
             _write_history(ctx.out_dir / f"{case.name}_history.csv", history)
+            if cfg.output.vtk:
+                write_impact_vtk(ctx.out_dir, case.name, make_setup(cfg, *point), history,
+                                 cfg.output.vtk_frames)
             plots.plot_histories(ctx.out_dir, case.name, [case.name],
-                                 [(history.t, history.y, history.derived)])
+                                 [(history.t, history.y, history.derived)],
+                                 plots.inputs_title(case.name, point))
         radius, semi_h = geometry.block_size(cfg.block.mass, cfg.block.density,
                                              cfg.block.aspect_ratio)
         results = {k: _json(v) for k, v in row.items()}
         results.update(semi_axis_r=float(radius), semi_axis_h=float(semi_h))
         return RunOutput(steps=len(history.t), results=results)
     share = len(range(comm.rank, len(sweep_points(cfg)), comm.size))
-    rows, histories, steps = run_sweep(comm, cfg, ctx.progress(share, label="impacts"))
+    def write_vtk(index, inputs, history):
+        write_impact_vtk(ctx.out_dir / f"{case.name}_impacts", f"impact_{index:03d}",
+                         make_setup(cfg, *inputs), history, cfg.output.vtk_frames)
+
+    rows, histories, steps = run_sweep(comm, cfg, ctx.progress(share, label="impacts"),
+                                       write_vtk if cfg.output.vtk_in_sweeps else None)
     results = None
     if comm.rank == 0:
         table = ctx.out_dir / f"{case.name}_sweep.csv"
@@ -81,7 +96,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         if cfg.sweep.histories:
             varied = [k for k in INPUTS if len({r[k] for r in rows}) > 1]
             labels = [", ".join(f"{k}={r[k]:g}" for k in varied) for r in rows]
-            plots.plot_histories(ctx.out_dir, case.name, labels, histories)
+            plots.plot_histories(ctx.out_dir, case.name, labels, histories,
+                                 plot_title(case.name, varied))
         results = {"n_impacts": len(rows), "table": table.name,
                    "e_energy_max": max(r["e_energy"] for r in rows),
                    "energy_closure_max": max(r["energy_closure"] for r in rows),

@@ -7,7 +7,6 @@ is the same for any number of ranks.
 
 from __future__ import annotations
 
-import csv
 import itertools
 import math
 from pathlib import Path
@@ -16,13 +15,16 @@ from solver.impact import geometry
 from solver.impact.dynamics import History, ImpactSetup, simulate
 from solver.impact.restitution import coefficients
 from solver.impact.rheology import SoilLaw
+from solver.io.table import read_rows, write_rows
 from solver.parallel import gather_rows, my_share
 
 INPUTS = ("aspect_ratio", "theta_0", "theta_in", "omega_0")
-COLUMNS = INPUTS + ("end", "duration", "max_penetration", "max_displacement", "max_force",
-                    "max_moment", "rotation", "e_n", "e_t", "e_contact", "e_energy",
-                    "e_energy_formula", "e_vijayakumar", "rot_ratio_max", "dissipated",
-                    "energy_closure")
+UNITS = {"aspect_ratio": "-", "theta_0": "deg", "theta_in": "deg", "omega_0": "deg/s",
+         "end": "-", "duration": "s", "max_penetration": "m", "max_displacement": "m",
+         "max_force": "N", "max_moment": "N m", "rotation": "rad", "e_n": "-", "e_t": "-",
+         "e_contact": "-", "e_energy": "-", "e_energy_formula": "-", "e_vijayakumar": "-",
+         "rot_ratio_max": "-", "dissipated": "J", "energy_closure": "-"}
+COLUMNS = tuple(UNITS)
 
 
 def make_setup(cfg, aspect_ratio: float, theta_0: float, theta_in: float,
@@ -60,12 +62,15 @@ def is_sweep(cfg) -> bool:
     return any(getattr(cfg.sweep, name) for name in INPUTS)
 
 
-def run_sweep(comm, cfg, progress) -> tuple[list[dict] | None, list | None, int]:
-    """Run this rank's share of the sweep; rank 0 gets all rows (and histories if asked)."""
+def run_sweep(comm, cfg, progress, on_impact=None) -> tuple[list[dict] | None, list | None, int]:
+    """Run this rank's share of the sweep; rank 0 gets all rows (and histories if asked).
+    ``on_impact(index, inputs, history)`` is called on the rank that ran the impact."""
     points = sweep_points(cfg)
     local, steps = [], 0
     for count, index in enumerate(my_share(comm, len(points))):
         row, history = run_impact(cfg, points[index])
+        if on_impact is not None:
+            on_impact(int(index), points[index], history)
         steps += len(history.t)
         keep = (history.t, history.y[:3], history.derived) if cfg.sweep.histories else None
         local.append((int(index), (row, keep)))
@@ -78,17 +83,11 @@ def run_sweep(comm, cfg, progress) -> tuple[list[dict] | None, list | None, int]
 
 
 def write_table(path: Path, rows: list[dict]) -> None:
-    """CSV with one row per impact, columns :data:`COLUMNS` (SI units, angles in degrees)."""
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: (f"{row[k]:.10g}" if isinstance(row[k], float) else row[k])
-                             for k in COLUMNS})
+    """CSV with one row per impact, columns :data:`COLUMNS` with their :data:`UNITS`."""
+    write_rows(path, list(COLUMNS), UNITS, ([row[k] for k in COLUMNS] for row in rows))
 
 
 def read_table(path: Path) -> list[dict]:
     """Rows of a table written by :func:`write_table` (numbers as floats)."""
-    with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    return [{k: (v if k == "end" else float(v)) for k, v in row.items()} for row in rows]
+    return [{k: (v if k == "end" else float(v)) for k, v in row.items()}
+            for row in read_rows(path)]

@@ -3,32 +3,71 @@
 Layout (Firedrake/GEOS style)::
 
     out/<name>.pvd                       collection, rewritten after every frame
-    out/<name>/<name>_<frame>.pvtu       one per frame, lists the pieces by relative path
-    out/<name>/<name>_<frame>_<rank>.vtu one per rank and frame (written with meshio)
+    out/<name>/<name>_<frame>.pvtu       one per frame: array list, field data, piece paths
+    out/<name>/<name>_<frame>_<rank>.vtu one per rank and frame (binary, zlib)
 
 Every rank calls :meth:`VtkSeries.write` collectively with its own piece, possibly empty.
 Field names, dtypes and component counts must be the same on every rank.
+
+Conventions ParaView relies on (VTK's ``vtkXMLPUnstructuredGridWriter`` writes the same):
+
+* three-component arrays are vectors with components named X, Y, Z;
+* six-component arrays are symmetric tensors in VTK order XX, YY, ZZ, XY, YZ, XZ, named so
+  (``vtkTensorPrincipalInvariants`` and the Tensor Glyph filter read that order); convert a
+  Voigt-ordered array with :func:`voigt_to_vtk` first;
+* tables that explain integer codes (group names, state codes) and other run constants are
+  field data: string arrays in every piece (VTK's parallel reader takes field data from the
+  pieces) and in the ``.pvtu``. meshio does not read VTK string arrays: read the output with
+  VTK, pyvista or ParaView;
+* points are the current (deformed) positions; no point array holds a displacement, so
+  ParaView's Warp By Vector never moves the nodes a second time. Units: :data:`UNITS`.
 """
 
 from __future__ import annotations
 
+import base64
+import zlib
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
-import meshio
 import numpy as np
 
+VECTOR_COMPONENTS = ("X", "Y", "Z")
+TENSOR_COMPONENTS = ("XX", "YY", "ZZ", "XY", "YZ", "XZ")
+VOIGT_TO_VTK = (0, 1, 2, 5, 3, 4)
+"""Voigt order (xx, yy, zz, yz, xz, xy) -> VTK order (XX, YY, ZZ, XY, YZ, XZ)."""
+
+UNITS = {
+    "displacement": "m", "displacement_magnitude": "m", "velocity": "m/s",
+    "stress": "Pa", "group": "-", "block": "-", "rank": "-", "broken_springs": "-",
+    "broken_tension": "-", "broken_shear": "-", "normal_traction": "Pa", "shear_traction": "Pa",
+    "normal_force": "N", "tangential_force": "N", "state": "-", "target_face": "-",
+    "mass": "kg", "reaction": "N", "underwater": "-", "rb_force": "N", "ep_force": "N",
+    "link_type": "-", "elevation": "m", "depth_below_ground": "m",
+}
+"""Unit of every array the solver writes (SI; the README's units table)."""
+
+_CELL_TYPES = {"vertex": 1, "line": 3, "triangle": 5, "quad": 9, "hexahedron": 12}
 _VTK_TYPES = {np.dtype("float64"): "Float64", np.dtype("float32"): "Float32",
               np.dtype("int64"): "Int64", np.dtype("int32"): "Int32",
               np.dtype("uint8"): "UInt8", np.dtype("int8"): "Int8"}
+_BLOCK = 32768
 
 
-def _components(array: np.ndarray) -> int:
-    return 1 if array.ndim == 1 else int(np.prod(array.shape[1:]))
+def voigt_to_vtk(voigt: np.ndarray) -> np.ndarray:
+    """Symmetric tensors ``(..., 6)`` from Voigt order (xx, yy, zz, yz, xz, xy) to VTK order
+    (XX, YY, ZZ, XY, YZ, XZ)."""
+    return np.asarray(voigt)[..., VOIGT_TO_VTK]
 
 
-def _vtk_type(array: np.ndarray) -> str:
-    return _VTK_TYPES[np.dtype(array.dtype)]
+def component_names(n_components: int) -> tuple[str, ...]:
+    """Names ParaView shows for the components of an array (none for scalars)."""
+    return {3: VECTOR_COMPONENTS, 6: TENSOR_COMPONENTS}.get(n_components, ())
+
+
+def code_table(codes: dict[int, str]) -> list[str]:
+    """A field-data string table ``["0: stick", "1: slide", ...]`` for an integer code."""
+    return [f"{k}: {v}" for k, v in sorted(codes.items())]
 
 
 def _flatten(array: np.ndarray) -> np.ndarray:
@@ -37,16 +76,99 @@ def _flatten(array: np.ndarray) -> np.ndarray:
         array = array.astype(np.uint8)
     if array.ndim > 2:
         array = array.reshape(len(array), -1)
-    return array
+    return np.ascontiguousarray(array)
+
+
+def _components(array: np.ndarray) -> int:
+    return 1 if array.ndim == 1 else int(array.shape[1])
+
+
+def _array_attributes(name: str, array: np.ndarray) -> str:
+    n = _components(array)
+    names = "".join(f' ComponentName{i}="{c}"' for i, c in enumerate(component_names(n)))
+    return (f'type="{_VTK_TYPES[array.dtype]}" Name={quoteattr(name)} '
+            f'NumberOfComponents="{n}"{names}')
+
+
+def _encode(array: np.ndarray) -> str:
+    """VTK inline binary with the zlib compressor: a UInt64 header [blocks, block size, last
+    block size, compressed sizes...] then the compressed blocks, each part base64-encoded."""
+    raw = array.tobytes()
+    blocks = [raw[i:i + _BLOCK] for i in range(0, len(raw), _BLOCK)]
+    packed = [zlib.compress(b) for b in blocks]
+    last = len(blocks[-1]) if blocks else 0
+    header = np.array([len(blocks), _BLOCK, last, *map(len, packed)], dtype="<u8")
+    return (base64.b64encode(header.tobytes()).decode()
+            + base64.b64encode(b"".join(packed)).decode())
+
+
+def _data_array(name: str, array: np.ndarray, indent: str) -> str:
+    return (f'{indent}<DataArray {_array_attributes(name, array)} format="binary">'
+            f'{_encode(array)}</DataArray>\n')
+
+
+def _string_array(name: str, values: list[str], indent: str) -> str:
+    """A VTK string array in ASCII: character codes, each string ended by a 0."""
+    codes = " ".join(" ".join([*(str(b) for b in v.encode()), "0"]) for v in values)
+    return (f'{indent}<Array type="String" Name={quoteattr(name)} '
+            f'NumberOfTuples="{len(values)}" format="ascii">{codes}</Array>\n')
+
+
+def _field_data(field_data: dict[str, list[str]], indent: str) -> str:
+    if not field_data:
+        return ""
+    arrays = "".join(_string_array(k, [str(s) for s in v], indent + "  ")
+                     for k, v in field_data.items())
+    return f"{indent}<FieldData>\n{arrays}{indent}</FieldData>\n"
+
+
+def write_vtu(path: Path, points: np.ndarray, cells: dict[str, np.ndarray],
+              point_data: dict[str, np.ndarray], cell_data: dict[str, np.ndarray],
+              field_data: dict[str, list[str]] | None = None) -> None:
+    """One unstructured-grid piece. ``cells`` maps ``vertex``, ``line``, ``triangle``,
+    ``quad`` or ``hexahedron`` to connectivity; ``cell_data`` arrays run over all cells in
+    that order; ``field_data`` holds string tables."""
+    points = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1, 3))
+    blocks = [(kind, np.asarray(c, dtype=np.int64)) for kind, c in cells.items()]
+    blocks = [(kind, c if c.ndim == 2 else c[:, None]) for kind, c in blocks]
+    connectivity = np.concatenate([c.ravel() for _, c in blocks] or [np.zeros(0, np.int64)])
+    sizes = np.concatenate([np.full(len(c), c.shape[1], dtype=np.int64) for _, c in blocks]
+                           or [np.zeros(0, np.int64)])
+    types = np.concatenate([np.full(len(c), _CELL_TYPES[kind], dtype=np.uint8)
+                            for kind, c in blocks] or [np.zeros(0, np.uint8)])
+    ind = "        "
+
+    def section(tag: str, data: dict) -> str:
+        return (f"      <{tag}>\n" + "".join(_data_array(k, _flatten(v), ind)
+                                             for k, v in data.items()) + f"      </{tag}>\n")
+
+    text = (
+        '<?xml version="1.0"?>\n'
+        '<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" '
+        'header_type="UInt64" compressor="vtkZLibDataCompressor">\n'
+        '  <UnstructuredGrid>\n' + _field_data(field_data or {}, "    ")
+        + f'    <Piece NumberOfPoints="{len(points)}" NumberOfCells="{len(types)}">\n'
+        + section("PointData", point_data) + section("CellData", cell_data)
+        + '      <Points>\n' + _data_array("Points", points, ind) + '      </Points>\n'
+        '      <Cells>\n' + _data_array("connectivity", connectivity, ind)
+        + _data_array("offsets", np.cumsum(sizes), ind) + _data_array("types", types, ind)
+        + '      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n')
+    Path(path).write_text(text)
 
 
 class VtkSeries:
-    """A time series of unstructured-grid frames for ParaView."""
+    """A time series of unstructured-grid frames for ParaView.
 
-    def __init__(self, comm, out_dir: str | Path, name: str):
+    ``field_data`` (name -> list of strings) goes into every frame: the tables that explain
+    integer codes, run constants such as a CRS.
+    """
+
+    def __init__(self, comm, out_dir: str | Path, name: str,
+                 field_data: dict[str, list[str]] | None = None):
         self.comm = comm
         self.out_dir = Path(out_dir)
         self.name = name
+        self.field_data = dict(field_data or {})
         self.piece_dir = self.out_dir / name
         self.frames: list[tuple[float, str]] = []
         if comm.rank == 0:
@@ -60,19 +182,12 @@ class VtkSeries:
     def write(self, time: float, points: np.ndarray, cells: dict[str, np.ndarray],
               point_data: dict[str, np.ndarray] | None = None,
               cell_data: dict[str, np.ndarray] | None = None) -> None:
-        """Write one frame. ``cells`` maps meshio cell types (``"hexahedron"``, ``"line"``,
-        ``"vertex"``) to connectivity; ``cell_data`` arrays run over all cells in that order."""
+        """Write one frame (collective). ``cells`` and ``cell_data`` as in :func:`write_vtu`."""
         frame = len(self.frames)
         point_data = {k: _flatten(v) for k, v in (point_data or {}).items()}
         cell_data = {k: _flatten(v) for k, v in (cell_data or {}).items()}
-        blocks = [(t, np.asarray(c, dtype=np.int64)) for t, c in cells.items()]
-        sizes = np.cumsum([0] + [len(c) for _, c in blocks])
-        split = {k: [v[sizes[i]:sizes[i + 1]] for i in range(len(blocks))]
-                 for k, v in cell_data.items()}
-        piece = f"{self.name}_{frame:05d}_{self.comm.rank}.vtu"
-        mesh = meshio.Mesh(np.asarray(points, dtype=np.float64).reshape(-1, 3), blocks,
-                           point_data=point_data, cell_data=split)
-        meshio.write(self.piece_dir / piece, mesh, file_format="vtu", binary=True)
+        write_vtu(self.piece_dir / f"{self.name}_{frame:05d}_{self.comm.rank}.vtu", points,
+                  cells, point_data, cell_data, self.field_data)
         self.comm.Barrier()
         if self.comm.rank == 0:
             pvtu = f"{self.name}_{frame:05d}.pvtu"
@@ -85,16 +200,16 @@ class VtkSeries:
 
     def _write_pvtu(self, path: Path, frame: int, point_data: dict, cell_data: dict) -> None:
         def arrays(data: dict) -> str:
-            return "".join(
-                f'      <PDataArray type="{_vtk_type(v)}" Name={quoteattr(k)} '
-                f'NumberOfComponents="{_components(v)}"/>\n' for k, v in data.items())
+            return "".join(f"      <PDataArray {_array_attributes(k, v)}/>\n"
+                           for k, v in data.items())
         pieces = "".join(f'    <Piece Source="{self.name}_{frame:05d}_{r}.vtu"/>\n'
                          for r in range(self.comm.size))
         path.write_text(
             '<?xml version="1.0"?>\n'
             '<VTKFile type="PUnstructuredGrid" version="1.0" byte_order="LittleEndian" '
-            'header_type="UInt64">\n'
+            'header_type="UInt64" compressor="vtkZLibDataCompressor">\n'
             '  <PUnstructuredGrid GhostLevel="0">\n'
+            f'{_field_data(self.field_data, "    ")}'
             '    <PPoints>\n      <PDataArray type="Float64" NumberOfComponents="3"/>\n'
             '    </PPoints>\n'
             f'    <PPointData>\n{arrays(point_data)}    </PPointData>\n'

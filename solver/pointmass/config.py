@@ -33,8 +33,8 @@ class SurfaceConfig:
                             "and constants")
     constants: dict[str, float] = param(unit="-", doc="expression: named constants it may use",
                                         default_factory=dict)
-    path: str = param("", unit="-", doc="raster: DEM file, ESRI ASCII grid (.asc) or .npy "
-                      "z[iy, ix]", path=True)
+    path: str = param("", unit="-", doc="raster: DEM file, GeoTIFF (.tif, needs rasterio), "
+                      "ESRI ASCII grid (.asc) or .npy z[iy, ix]", path=True)
     origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: x, y of node [0, 0]")
     spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: node spacing dx, dy", ge=0.0)
     z_sea: float = param(-INF, unit="m", doc="sea level: a mass with z < z_sea is underwater")
@@ -64,8 +64,8 @@ class GridConfig:
                              doc="footprint: grid x axis, counterclockwise from +x")
     thickness: float = param(1.0, unit="m", doc="footprint: uniform thickness (no raster or list)",
                              gt=0.0)
-    thickness_path: str = param("", unit="-", doc="footprint: thickness raster (.asc or .npy)",
-                                path=True)
+    thickness_path: str = param("", unit="-", doc="footprint: thickness raster (.tif, .asc or "
+                                ".npy; no data = 0 m)", path=True)
     thickness_origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy thickness: x, y of node [0, 0]")
     thickness_spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy thickness: node spacing",
                                     ge=0.0)

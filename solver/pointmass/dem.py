@@ -1,13 +1,23 @@
-"""Raster grids (DEMs and thickness maps): ESRI ASCII grids and plain .npy arrays.
+"""Raster grids (DEMs and thickness maps): GeoTIFF, ESRI ASCII grids and plain .npy arrays.
 
 A grid is returned as node coordinates ``xs`` (ascending, length nx), ``ys`` (ascending,
-length ny) and values ``z[iy, ix]``.
+length ny), values ``z[iy, ix]`` and the coordinate reference system ``crs`` (``""`` when
+the file has none).
 
+* GeoTIFF (``.tif``, ``.tiff``; needs the optional ``rasterio``, ``pip install
+  'solver[gis]'``): band 1 of a north-up raster (no rotation terms in the geotransform); the
+  values sit at the pixel centres, GDAL's convention for both PixelIsArea and PixelIsPoint
+  files. Pixels equal to the nodata value or masked are "no data". The CRS is kept as
+  ``EPSG:nnnn`` when it has an EPSG code, else as WKT.
 * ESRI ASCII (``.asc``): header ``ncols, nrows, xllcorner|xllcenter, yllcorner|yllcenter,
   cellsize [, nodata_value]``, then nrows rows of values, the first row being the northernmost.
   With ``*llcorner`` the values sit at cell centres ``xll + (i + 1/2) cellsize``.
 * ``.npy``: a 2-D array ``z[iy, ix]`` whose node ``[0, 0]`` is at ``origin`` and whose rows
   advance by ``spacing[1]`` along +y and columns by ``spacing[0]`` along +x.
+
+No-data nodes (NODATA, masked pixels, NaN) are an error in a DEM (the surface must be defined
+everywhere on it: fill or crop the DEM first) and take the value ``fill`` in a thickness map
+(0 m: no slide material there).
 """
 
 from __future__ import annotations
@@ -27,14 +37,17 @@ class Grid2D:
     xs: np.ndarray
     ys: np.ndarray
     z: np.ndarray
+    crs: str = ""
 
     @property
     def spacing(self) -> tuple[float, float]:
         return float(self.xs[1] - self.xs[0]), float(self.ys[1] - self.ys[0])
 
 
-def read_grid(path: str, origin=(0.0, 0.0), spacing=(0.0, 0.0), where: str = "") -> Grid2D:
-    """Read an ``.asc`` or ``.npy`` grid; bad files raise InputError naming ``where``."""
+def read_grid(path: str, origin=(0.0, 0.0), spacing=(0.0, 0.0), where: str = "",
+              fill: float | None = None) -> Grid2D:
+    """Read a GeoTIFF, ``.asc`` or ``.npy`` grid; bad files raise InputError naming ``where``.
+    No-data nodes are an error, or take the value ``fill`` when it is given."""
     p = Path(path)
     if not p.is_file():
         raise InputError(where, f"raster file not found: {path}")
@@ -50,15 +63,47 @@ def read_grid(path: str, origin=(0.0, 0.0), spacing=(0.0, 0.0), where: str = "")
         grid = Grid2D(xs, ys, np.asarray(z, dtype=float))
     elif p.suffix.lower() == ".asc":
         grid = _read_asc(p, where)
+    elif p.suffix.lower() in (".tif", ".tiff"):
+        grid = _read_geotiff(p, where)
     else:
-        raise InputError(where, f"{path}: unknown raster format (use .asc or .npy)")
+        raise InputError(where, f"{path}: unknown raster format (use .tif, .asc or .npy)")
     if min(grid.z.shape) < 4:
         raise InputError(where, f"{path}: a raster needs at least 4 x 4 nodes, got "
                                 f"{grid.z.shape[1]} x {grid.z.shape[0]}")
-    if not np.all(np.isfinite(grid.z)):
-        raise InputError(where, f"{path}: {np.count_nonzero(~np.isfinite(grid.z))} nodes have "
-                                "no data (NaN or NODATA); fill them first")
+    missing = ~np.isfinite(grid.z)
+    if missing.any() and fill is not None:
+        grid.z[missing] = fill
+    elif missing.any():
+        iy, ix = np.nonzero(missing)
+        raise InputError(where, f"{path}: {missing.sum()} nodes have no data (NaN or NODATA) in "
+                                f"x {grid.xs[ix.min()]:.6g}..{grid.xs[ix.max()]:.6g}, "
+                                f"y {grid.ys[iy.min()]:.6g}..{grid.ys[iy.max()]:.6g}; "
+                                "fill them or crop the raster first")
     return grid
+
+
+def _read_geotiff(p: Path, where: str) -> Grid2D:
+    try:
+        import rasterio
+    except ImportError:
+        raise InputError(where, f"{p}: reading GeoTIFF needs rasterio "
+                                "(pip install 'solver[gis]')") from None
+    try:
+        with rasterio.open(p) as src:
+            z = src.read(1, masked=True).astype(float).filled(np.nan)
+            t = src.transform
+            crs = "" if src.crs is None else src.crs.to_string()
+    except rasterio.errors.RasterioError as exc:
+        raise InputError(where, f"cannot read GeoTIFF {p} ({exc})") from None
+    if t.b != 0.0 or t.d != 0.0:
+        raise InputError(where, f"{p}: the raster is rotated or sheared; warp it north-up first")
+    xs = t.c + t.a * (np.arange(z.shape[1]) + 0.5)
+    ys = t.f + t.e * (np.arange(z.shape[0]) + 0.5)
+    if t.a < 0.0:
+        xs, z = xs[::-1], z[:, ::-1]
+    if t.e < 0.0:
+        ys, z = ys[::-1], z[::-1]
+    return Grid2D(xs, ys, np.ascontiguousarray(z), crs)
 
 
 def _read_asc(p: Path, where: str) -> Grid2D:

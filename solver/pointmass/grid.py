@@ -51,12 +51,16 @@ def _links_by_law(cfg: Config, sides: np.ndarray, diagonals: np.ndarray):
     return [s.reshape(-1, 2).astype(np.int64) for s in stack]
 
 
-def _thickness_sampler(g: GridConfig, where: str):
-    """Thickness at plan points: a raster (bilinear, zero off the raster) or a constant."""
+def _thickness_sampler(g: GridConfig, crs: str, where: str):
+    """Thickness at plan points: a raster (bilinear, zero off the raster and where it has no
+    data) or a constant. ``crs``: the DEM's, which a georeferenced raster must share."""
     if not g.thickness_path:
         return lambda pts: np.full(len(pts), g.thickness)
     grid = read_grid(g.thickness_path, g.thickness_origin, g.thickness_spacing,
-                     f"{where}: grid.thickness_path")
+                     f"{where}: grid.thickness_path", fill=0.0)
+    if grid.crs and crs and grid.crs != crs:
+        raise InputError(f"{where}: grid.thickness_path",
+                         f"CRS {grid.crs} differs from the DEM's {crs}")
     interp = RegularGridInterpolator((grid.ys, grid.xs), np.clip(grid.z, 0.0, None),
                                      bounds_error=False, fill_value=0.0)
     return lambda pts: interp(pts[:, ::-1])
@@ -87,7 +91,7 @@ def footprint_body(cfg: Config, surface: Surface, where: str) -> Body:
         per_cell = np.asarray(g.thickness_values, dtype=float).reshape(g.ny, g.nx)
         thick = np.repeat(np.repeat(per_cell, s, axis=0), s, axis=1).ravel()
     else:
-        thick = _thickness_sampler(g, where)(pts)
+        thick = _thickness_sampler(g, surface.crs, where)(pts)
     weight = np.where(inside, thick, 0.0) * (cell[0] * cell[1] / s ** 2)
     volume = weight.sum()
     if not volume > 0.0:

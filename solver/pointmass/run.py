@@ -18,17 +18,28 @@ import numpy as np
 from solver.case import Case
 from solver.context import RunContext, RunOutput
 from solver.errors import InputError
+from solver.io.table import plot_title
 from solver.parallel import gather_rows, my_share
 from solver.pointmass.config import Config
 from solver.pointmass.output import plot_speed
 from solver.pointmass.simulate import simulate
 from solver.pointmass.sweep import expand
 
-__all__ = ["Config", "run"]
+__all__ = ["Config", "RESULT_UNITS", "run"]
 
 WORST = ("force_rel_error_max", "escape_force_over_weight_max", "reaction_rel_error_max",
          "distance_rel_error_max", "energy_rel_drift")
 LISTED = ("n_masses", "peak_speed", "peak_time", "stop_time", "stop_reason", "final_com")
+
+RUN_UNITS = {"n_masses": "-", "n_rb": "-", "n_ep": "-", "mass_total": "kg", "steps": "-",
+             "peak_speed": "m/s", "peak_time": "s", "stop_time": "s", "stop_reason": "-",
+             "final_time": "s", "final_com": "m", "final_com_speed": "m/s", "com_travel": "m",
+             "initial_com": "m", "distance_rel_error_max": "-", "energy_rel_drift": "-",
+             "theta_deg": "deg", "force_theory": "N", "escape": "-",
+             "reaction_rel_error_max": "-", "escape_force_over_weight_max": "-",
+             "force_rel_error_max": "-", "surface_crs": "-"}
+RESULT_UNITS = {**RUN_UNITS, "runs": {"index": "-", "label": "-", "params": "-", **RUN_UNITS},
+                "steps_total": "-"}
 
 
 def _summarize(specs, rows: list[dict]) -> dict:
@@ -43,6 +54,8 @@ def _summarize(specs, rows: list[dict]) -> dict:
             out[key] = max(values)
     for key in LISTED:
         out[key] = [r[key] for r in rows]
+    if "surface_crs" in rows[0]:
+        out["surface_crs"] = rows[0]["surface_crs"]
     return out
 
 
@@ -76,7 +89,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         rows = [r for r, _ in gathered]
         if case.config.output.plot:
             plot_speed(ctx.out_dir / "com_speed.png",
-                       [(s.label, h) for s, (_, h) in zip(specs, gathered)])
+                       [(s.label, h) for s, (_, h) in zip(specs, gathered)],
+                       plot_title(case.name, case.config.sweep.keys))
         results = _summarize(specs, rows)
         results["steps_total"] = int(np.sum([r["steps"] for r in rows]))
     results = comm.bcast(results, root=0)

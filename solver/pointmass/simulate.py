@@ -114,6 +114,8 @@ def _march(cfg: Config, model: Model, csv_path, vtk, progress) -> tuple[dict, np
     if history[-1][0] != t:
         record(t, y)
     rows = np.asarray(history)
+    if frames is not None:
+        frames.write_surfaces(model.surface, cfg.surface.z_sea)
     if csv_path is not None:
         write_history(csv_path, rows)
     final_com = rows[-1, 1:4]
@@ -127,6 +129,8 @@ def _march(cfg: Config, model: Model, csv_path, vtk, progress) -> tuple[dict, np
               "distance_rel_error_max": state["distance"]}
     if conservative:
         result["energy_rel_drift"] = state["energy"]
+    if model.surface.crs:
+        result["surface_crs"] = model.surface.crs
     if check is not None:
         result.update(check.results())
     return result, rows

@@ -30,6 +30,7 @@ class Surface:
 
     spacing: float = 0.0
     bounds: tuple[float, float, float, float] | None = None  # rasters: x0, x1, y0, y1
+    crs: str = ""                                            # rasters: their CRS, if any
 
     def eval(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
         raise NotImplementedError
@@ -83,6 +84,7 @@ class Raster(Surface):
 
     def __init__(self, grid: Grid2D):
         self.grid = grid
+        self.crs = grid.crs
         self.spline = RectBivariateSpline(grid.xs, grid.ys, grid.z.T, kx=3, ky=3, s=0)
         self.spacing = max(grid.spacing)
         self.bounds = (float(grid.xs[0]), float(grid.xs[-1]),
