@@ -37,7 +37,7 @@ from scipy.integrate import trapezoid
 
 from solver.impact.dynamics import ImpactSetup, simulate
 from solver.impact.restitution import coefficients
-from solver.rockfall.body import Shape, rotate, unit
+from solver.rockfall.body import Shape, cross, rotate, unit
 
 
 @dataclass
@@ -67,9 +67,9 @@ def local_frame(velocity, axis, omega, normal, gravity: float) -> Frame:
     else:
         downhill = g - float(g @ n) * n
         fallback = downhill if np.linalg.norm(downhill) > 1e-9 * gravity else \
-            np.cross(n, [0.0, 1.0, 0.0])
+            cross(n, [0.0, 1.0, 0.0])
         t, v_t = unit(fallback), 0.0
-    w = np.cross(t, n)
+    w = cross(t, n)
     lower = axis if float(axis @ n) >= 0.0 else -axis
     angle = math.acos(min(1.0, max(-1.0, float(lower @ n))))
     theta_0 = -angle if float(lower @ t) > 0.0 else angle
@@ -135,10 +135,10 @@ def resolve(shape: Shape, centre, velocity, axis, omega, normal, law, rho_c0: fl
 def _lateral_friction(shape: Shape, axis, velocity, omega, f: Frame, limit: float):
     """Coulomb impulse across the impact plane at the lowest point (module docstring)."""
     arm = shape.support(axis, f.n)
-    slip = float((velocity + np.cross(omega, arm)) @ f.w)
+    slip = float((velocity + cross(omega, arm)) @ f.w)
     if slip == 0.0 or limit <= 0.0:
         return velocity, omega
     inv = shape.inverse_inertia(axis)
-    compliance = 1.0 / shape.mass + float(f.w @ np.cross(inv @ np.cross(arm, f.w), arm))
+    compliance = 1.0 / shape.mass + float(f.w @ cross(inv @ cross(arm, f.w), arm))
     impulse = -math.copysign(min(limit, abs(slip) / compliance), slip) * f.w
-    return velocity + impulse / shape.mass, omega + inv @ np.cross(arm, impulse)
+    return velocity + impulse / shape.mass, omega + inv @ cross(arm, impulse)

@@ -39,11 +39,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from solver.rockfall.body import Shape, unit
+from solver.rockfall.body import Shape, cross, unit
 
 K_SPHERE = 0.4
 SLIP_TOL = 1e-9
 MAX_STRETCHES = 10_000
+RTOL = 1e-8
 
 
 @dataclass
@@ -75,9 +76,18 @@ class Ground:
 
     def __init__(self, terrain, piece, gravity: float):
         self.terrain, self.piece, self.g = terrain, piece, gravity
+        self._last = (None, None)
 
     def local(self, x: float, y: float):
-        """Upward normal, normal curvature matrix terms and slope gradient at (x, y)."""
+        """Upward normal, normal curvature matrix terms and slope gradient at (x, y); the last
+        point is remembered (the event functions of a step all ask for the same point)."""
+        key = (float(x), float(y))
+        if self._last[0] == key:
+            return self._last[1]
+        self._last = (key, self._evaluate(x, y))
+        return self._last[1]
+
+    def _evaluate(self, x: float, y: float):
         f, fx, fy, fxx, fxy, fyy = self.terrain.surface(x, y, self.piece)
         q = math.sqrt(1.0 + fx * fx + fy * fy)
         return np.array([-fx / q, -fy / q, 1.0 / q]), (fxx, fxy, fyy), q, fx, fy
@@ -134,13 +144,13 @@ class Roller:
                 a_t, _ = rolling_friction(g_t, normal_force, mu_r, _direction(v3, g_t))
             else:
                 omega = y[4:7]
-                slip = v3 - radius * np.cross(omega, n)
+                slip = v3 - radius * cross(omega, n)
                 u = unit(slip) if np.linalg.norm(slip) > 0.0 else np.zeros(3)
                 a_t = g_t - mu_s * normal_force * u
                 spin_t = omega - float(omega @ n) * n
                 size = float(np.linalg.norm(spin_t))
                 resist = spin_t / size if size > 0.0 else np.zeros(3)
-                out[4:7] = (mu_s * normal_force * np.cross(n, u) - mu_r * normal_force * resist) \
+                out[4:7] = (mu_s * normal_force * cross(n, u) - mu_r * normal_force * resist) \
                     / (K_SPHERE * radius)
             a3 = a_t + kappa * n
             out[0:2] = y[2:4]
@@ -154,7 +164,7 @@ class Roller:
     def unpack(self, ground: Ground, t: float, y, mode: str, piece, index: int) -> RollState:
         n, v3, _, _, _ = ground.forces(y[0:2], y[2:4])
         f = ground.terrain.surface(y[0], y[1], piece)[0]
-        omega = np.cross(n, v3) / self.radius if mode == "roll" else np.array(y[4:7])
+        omega = cross(n, v3) / self.radius if mode == "roll" else np.array(y[4:7])
         return RollState(t, np.array([y[0], y[1], f]), v3, omega, mode, piece, index)
 
     def _events(self, ground: Ground, mode: str, mu_r: float, mu_s: float, s: RollState,
@@ -181,7 +191,7 @@ class Roller:
 
             def sticks(_t, y):
                 n, v3, _, _, _ = ground.forces(y[0:2], y[2:4])
-                return float((v3 - radius * np.cross(y[4:7], n)) @ first)
+                return float((v3 - radius * cross(y[4:7], n)) @ first)
             sticks.direction = -1.0
             events.append(sticks)
             names.append("stick")
@@ -214,7 +224,7 @@ class Roller:
         """Direction of the slip at the start of a sliding stretch; a block that starts to
         slip from rolling slips against the friction it would need."""
         n, v3, g_t, nf, _ = ground.forces(s.point[:2], s.velocity[:2])
-        slip = v3 - self.radius * np.cross(s.omega, n)
+        slip = v3 - self.radius * cross(s.omega, n)
         if np.linalg.norm(slip) > SLIP_TOL * max(1.0, float(np.linalg.norm(v3))):
             return unit(slip)
         _, need = rolling_friction(g_t, nf, mu_r, _direction(v3, g_t))
@@ -231,9 +241,9 @@ class Roller:
             n = self.terrain.normals[piece]
         v_t = velocity - float(velocity @ n) * n
         spin = omega - float(omega @ n) * n
-        slip = v_t - self.radius * np.cross(spin, n)
+        slip = v_t - self.radius * cross(spin, n)
         rolls = np.linalg.norm(slip) <= SLIP_TOL * max(1.0, float(np.linalg.norm(v_t)))
-        return RollState(t, contact.point.copy(), v_t, np.cross(n, v_t) / self.radius if rolls
+        return RollState(t, contact.point.copy(), v_t, cross(n, v_t) / self.radius if rolls
                          else spin, "roll" if rolls else "slide", piece, contact.ground)
 
     def _turn(self, piece: int, other: int) -> float:
@@ -264,12 +274,12 @@ class Roller:
                 _, need = rolling_friction(g_t, nf, mu_r, _direction(v3, g_t))
                 if np.linalg.norm(need) > mu_s * nf:
                     s.mode = "slide"
-                    s.omega = np.cross(n, v3) / self.radius
+                    s.omega = cross(n, v3) / self.radius
             events, names = self._events(ground, s.mode, mu_r, mu_s, s, stop_speed, margin)
             scale = max(float(np.linalg.norm(s.velocity)), 1.0)
             sol = solve_ivp(self.rhs(ground, s.mode, mu_r, mu_s), (s.t, t_limit),
-                            self.state_vector(s), method="DOP853", rtol=1e-10,
-                            atol=1e-10 * scale, events=events, dense_output=True)
+                            self.state_vector(s), method="DOP853", rtol=RTOL,
+                            atol=RTOL * scale, events=events, dense_output=True)
             sample(sol, ground, s.mode, s.piece, s.ground)
             fired = [names[i] for i, te in enumerate(sol.t_events) if len(te)]
             end = self.unpack(ground, float(sol.t[-1]), sol.y[:, -1], s.mode, s.piece, s.ground)
@@ -317,5 +327,5 @@ class Roller:
             return RollEnd("kink", s, n_new)
         s.velocity = s.velocity - float(s.velocity @ n_new) * n_new
         if s.mode == "roll":
-            s.omega = np.cross(n_new, s.velocity) / self.radius
+            s.omega = cross(n_new, s.velocity) / self.radius
         return None

@@ -11,8 +11,10 @@ matrix ``S = M[xz, xz]`` (the projection of an ellipsoid of support matrix M has
 P M P^T), touches the polyline. With ``A^T A = S^-1`` the map ``u -> A u`` sends the shadow to
 the unit disc and segments to segments, so the shadow meets segment k iff the distance
 ``delta_k`` from the origin to the mapped segment is below 1. The gap is
-``g = R (min_k delta_k - 1)``: it has the sign of the true distance, is zero exactly at a touch,
-and is a lower bound of the Euclidean distance (A shortens no length by more than 1/R).
+``g = R (min_k delta_k - 1)`` for a centre above the ground (``-R (min_k delta_k + 1)`` below
+it: the ground is the solid under the profile): it has the sign of the true distance, is zero
+exactly at a touch, and is a lower bound of the Euclidean distance (A shortens no length by
+more than 1/R).
 At a touch the nearest point of the mapped segment tells the contact: inside the segment, the
 ground normal is the segment's; at a convex vertex, the block's own normal there.
 
@@ -83,18 +85,25 @@ class Profile:
         return max(self.px[0] - x, x - self.px[-1])
 
     def _mapped(self, centre: np.ndarray, matrix: np.ndarray):
-        shadow = matrix[np.ix_([0, 2], [0, 2])]
-        a = np.linalg.cholesky(np.linalg.inv(shadow)).T
-        mapped = (self.vertices - centre[[0, 2]]) @ a.T
-        d = mapped[1:] - mapped[:-1]
-        lam = np.clip(-np.einsum("kc,kc->k", mapped[:-1], d) / np.einsum("kc,kc->k", d, d),
+        """Scaled distances ``delta_k`` of the segments, the nearest-point parameters and the
+        shadow matrix S (the metric ``u^T S^-1 u`` is ``|A u|^2``)."""
+        a, b, c = matrix[0, 0], matrix[0, 2], matrix[2, 2]
+        det = a * c - b * b
+        inv = np.array([[c, -b], [-b, a]]) / det
+        rel = self.vertices - centre[[0, 2]]
+        start, d = rel[:-1], rel[1:] - rel[:-1]
+        inv_d = d @ inv
+        lam = np.clip(-np.einsum("kc,kc->k", start, inv_d) / np.einsum("kc,kc->k", d, inv_d),
                       0.0, 1.0)
-        nearest = mapped[:-1] + lam[:, None] * d
-        return np.hypot(nearest[:, 0], nearest[:, 1]), lam, shadow
+        nearest = start + lam[:, None] * d
+        dist2 = np.einsum("kc,kc->k", nearest @ inv, nearest)
+        return np.sqrt(dist2), lam, np.array([[a, b], [b, c]])
 
     def gap(self, centre: np.ndarray, matrix: np.ndarray, semi_r: float) -> float:
-        dist, _, _ = self._mapped(centre, matrix)
-        return semi_r * (float(np.min(dist)) - 1.0)
+        dist = float(np.min(self._mapped(centre, matrix)[0]))
+        if centre[2] < np.interp(centre[0], self.px, self.pz):
+            return -semi_r * (dist + 1.0)
+        return semi_r * (dist - 1.0)
 
     def contact(self, centre: np.ndarray, matrix: np.ndarray) -> Contact:
         dist, lam, shadow = self._mapped(centre, matrix)

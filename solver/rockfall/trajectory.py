@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from solver.impact.rheology import SoilLaw
-from solver.rockfall.body import Shape, unit
+from solver.rockfall.body import Shape, cross, unit
 from solver.rockfall.bounce import resolve
 from solver.rockfall.ensemble import RunSpec, release_centre, release_vectors
 from solver.rockfall.flight import first_contact, highest_point, make_path, sample_times
@@ -49,13 +49,15 @@ class BlockRun:
 class Recorder:
     """Trajectory samples on the time grid ``k * dt`` plus every phase boundary."""
 
-    def __init__(self, shape: Shape, terrain, dt: float):
+    def __init__(self, shape: Shape, terrain, dt: float, axis: np.ndarray):
         self.shape, self.terrain, self.dt = shape, terrain, dt
         self.rows: list[list[float]] = []
+        self.last_axis = axis
 
     def add(self, t, centre, axis, velocity, omega, phase: str) -> None:
         height = float(centre[2] - self.terrain.elevation(centre[0], centre[1]))
         energy = self.shape.kinetic_energy(velocity, omega, axis)
+        self.last_axis = np.asarray(axis)
         self.rows.append([t, *centre, *axis, *velocity, *omega, PHASES[phase], height, energy])
 
     def grid(self, t0: float, t1: float) -> np.ndarray:
@@ -65,8 +67,11 @@ class Recorder:
         return np.append(times[(times > t0) & (times < t1)], t1)
 
     def flight(self, path, t0: float, tau_end: float) -> None:
+        if tau_end <= 0.0:
+            return
         for t in np.concatenate([[t0], self.grid(t0, t0 + tau_end)]):
-            self.add(t, *path.state(t - t0), "flight")
+            centre, velocity, axis, omega = path.state(t - t0)
+            self.add(t, centre, axis, velocity, omega, "flight")
 
     def rolling(self, roller: Roller):
         radius = roller.radius
@@ -79,22 +84,18 @@ class Recorder:
                          s.velocity, s.omega, mode)
         return sample
 
-    @property
-    def last_axis(self) -> np.ndarray:
-        return np.array(self.rows[-1][4:7])
-
     def array(self) -> np.ndarray:
         return np.array(self.rows, dtype=float).reshape(-1, len(COLUMNS))
 
 
 def rolling_axis(normal, velocity, previous) -> np.ndarray:
     """A rolling block lies on its side: major axis across the motion, in the tangent plane."""
-    across = np.cross(normal, velocity)
+    across = cross(normal, velocity)
     size = float(np.linalg.norm(across))
     if size > 1e-12:
         return across / size
     flat = previous - float(previous @ normal) * normal
-    return unit(flat) if np.linalg.norm(flat) > 1e-12 else unit(np.cross(normal, [1.0, 0, 0]))
+    return unit(flat) if np.linalg.norm(flat) > 1e-12 else unit(cross(normal, [1.0, 0, 0]))
 
 
 def settle(terrain, shape: Shape, centre, axis, normal) -> np.ndarray:
@@ -135,8 +136,8 @@ class BlockSimulation:
         cfg, motion, terrain = self.cfg, self.cfg.motion, self.terrain
         shape = self.shape(spec)
         roller = Roller(shape, terrain, self.grounds, motion)
-        rec = Recorder(shape, terrain, cfg.output.sample_dt)
         centre, velocity, axis, omega = self.release(spec)
+        rec = Recorder(shape, terrain, cfg.output.sample_dt, axis)
         start = centre.copy()
         t, touching, kind = 0.0, spec.start.on_ground, "release"
         impacts, jumps = [], []
@@ -157,7 +158,7 @@ class BlockSimulation:
                     break
                 contact = fe.contact
                 arm = contact.point - centre
-                approach = -float((velocity + np.cross(omega, arm)) @ contact.normal)
+                approach = -float((velocity + cross(omega, arm)) @ contact.normal)
                 phase = "impact" if approach >= roller.roll_speed(contact.normal) else "roll"
             if phase == "impact":
                 if len(impacts) >= motion.max_impacts:
