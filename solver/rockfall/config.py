@@ -231,7 +231,9 @@ class Config:
 
     terrain: Terrain = param(unit="-", doc="the slope")
     start: Start = param(unit="-", doc="release state")
-    grounds: dict[str, Ground] = param(unit="-", doc="named ground sets", default_factory=dict)
+    grounds: dict[str, Ground] = param(unit="-", doc="named ground sets [grounds.<name>]: the "
+                                       "impact module's soil fields (solver describe impact, "
+                                       "soil.*) and rolling_resistance", default_factory=dict)
     block: Block = _table(Block, "the ellipsoidal block")
     motion: Motion = _table(Motion, "phase rules")
     impact_solver: Solver = _table(Solver, "integration of each impact")

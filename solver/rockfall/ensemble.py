@@ -58,21 +58,27 @@ def expand(cfg: Config, where: str) -> list[RunSpec]:
 
 
 def _spec(cfg: Config, index: int, values: dict[str, float], where: str) -> RunSpec:
-    block_values = {k: v for k, v in values.items() if k in BLOCK_FIELDS}
-    start_values = {k: v for k, v in values.items() if k not in BLOCK_FIELDS}
-    block = dataclasses.replace(cfg.block, **block_values)
-    start = dataclasses.replace(cfg.start, **start_values)
     label = ", ".join(f"{k} = {v:g}" for k, v in values.items())
-    field = f"{where}: ensemble.vary.{next(iter(values))}" if values else f"{where}: block"
-    try:
-        block.validate(field)
-    except InputError as exc:
-        raise InputError(exc.where, f"run {index} ({label}): {exc.message}") from None
-    if not block.mass > 0.0:
-        raise InputError(field, f"run {index} ({label}): mass must be > 0, got {block.mass}")
-    if not (start.speed >= 0.0 and -90.0 <= start.dip <= 90.0):
-        raise InputError(field, f"run {index} ({label}): speed must be >= 0 and dip within "
-                         "[-90, 90]")
+    for name, value in values.items():
+        field = f"{where}: ensemble.vary.{name}"
+        problem = None
+        if name == "aspect_ratio":
+            try:
+                Block(aspect_ratio=value).validate(field)
+            except InputError as exc:
+                problem = exc.message
+        elif name == "mass" and not value > 0.0:
+            problem = f"mass must be > 0, got {value:g}"
+        elif name == "speed" and not value >= 0.0:
+            problem = f"speed must be >= 0, got {value:g}"
+        elif name == "dip" and not -90.0 <= value <= 90.0:
+            problem = f"dip must be within [-90, 90], got {value:g}"
+        if problem:
+            raise InputError(field, f"run {index} ({label}): {problem}")
+    block = dataclasses.replace(cfg.block, **{k: v for k, v in values.items()
+                                              if k in BLOCK_FIELDS})
+    start = dataclasses.replace(cfg.start, **{k: v for k, v in values.items()
+                                              if k not in BLOCK_FIELDS})
     return RunSpec(index, values, block, start)
 
 

@@ -21,7 +21,7 @@ to round-off (``xtol = 1e-13 s``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -98,7 +98,6 @@ class FlightEnd:
     tau: float
     reason: str
     contact: Contact | None = None
-    samples: list = field(default_factory=list)
 
 
 def _fine_step(path, shape: Shape, tau: float, gravity: float) -> float:

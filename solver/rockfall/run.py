@@ -10,7 +10,8 @@ Results: ``runout_mean``, ``runout_std`` [m] (plan distance from release to the 
 ``e_t_std`` and their KS p-values (normal fits over all impacts), ``bounce_height_fit_lambda``
 [1/m] (exponential fit of the jump heights of the rebound and roll-off jumps; null without
 any), ``bounce_height_mean``, its KS p-value, counts (``n_blocks``, ``n_impacts``,
-``n_jumps``, ``ends``), the stop range and the envelopes at the barriers.
+``n_flights``: all ballistic phases, ``n_jumps``: those fitted, ``ends``), the stop range and
+the envelopes at the barriers. ``steps`` in the summary counts the flights and impacts.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def summarize(runs, fit: dict, barriers: list[dict]) -> dict:
     e_n, e_t, jump = fit["e_n"], fit["e_t"], fit["jump_height"]
     return {
         "n_blocks": len(runs), "n_impacts": sum(len(r.impacts) for r in runs),
-        "n_jumps": jump["n"],
+        "n_flights": sum(len(r.jumps) for r in runs), "n_jumps": jump["n"],
         "runout_mean": float(np.mean(runout)), "runout_std": float(np.std(runout)),
         "stopped_fraction": len(stopped) / len(runs),
         "x_stop_min": min((r.summary["x_stop"] for r in stopped), default=None),
@@ -96,8 +97,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         progress.update(len(runs), force=True)
         results = _finish(case, ctx, terrain, runs, gathered)
     results = comm.bcast(results, root=0)
-    return RunOutput(steps=results["n_impacts"] + results["n_jumps"] + results["n_blocks"],
-                     results=results)
+    return RunOutput(steps=results["n_impacts"] + results["n_flights"], results=results)
 
 
 def _finish(case: Case, ctx: RunContext, terrain, specs, runs) -> dict:
