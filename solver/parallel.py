@@ -51,7 +51,7 @@ def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None 
     free index, so ranks that draw long items take fewer of them (dynamic load balancing).
     Rank 0 serves the other ranks' requests from a helper thread that polls with a
     non-blocking receive, so its own work is not held up. Collective: every rank must iterate
-    the generator to its end. ``on_hand_out(count)`` is called on rank 0 with the number of
+    the generator to its end (an error on a rank ends the run through the CLI's MPI abort). ``on_hand_out(count)`` is called on rank 0 with the number of
     items handed out so far (for a progress line). Falls back to :func:`my_share` on one rank
     or when MPI gives no thread support beyond THREAD_FUNNELED.
     """
@@ -64,20 +64,17 @@ def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None 
             yield int(i)
         return
     channel = comm.Dup()
-    try:
-        if channel.rank == 0:
-            yield from _serve_and_work(channel, n_items, on_hand_out)
-        else:
-            request, reply = np.zeros(1, np.int64), np.zeros(1, np.int64)
-            while True:
-                channel.Send(request, dest=0, tag=REQUEST)
-                channel.Recv(reply, source=0, tag=REPLY)
-                if reply[0] < 0:
-                    break
-                yield int(reply[0])
-    finally:
-        channel.Barrier()
-        channel.Free()
+    if channel.rank == 0:
+        yield from _serve_and_work(channel, n_items, on_hand_out)
+    else:
+        request, reply = np.zeros(1, np.int64), np.zeros(1, np.int64)
+        while True:
+            channel.Send(request, dest=0, tag=REQUEST)
+            channel.Recv(reply, source=0, tag=REPLY)
+            if reply[0] < 0:
+                break
+            yield int(reply[0])
+    channel.Free()
 
 
 def _serve_and_work(channel, n_items: int, on_hand_out):

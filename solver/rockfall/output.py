@@ -79,19 +79,67 @@ def _pyplot():
 def _save(fig, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    fig.clf()
+    _pyplot().close(fig)
+
+
+def _histogram(ax, values, bins: int, what: str, pdf=None, fit_label: str = "") -> None:
+    """Counts of ``values`` and, given ``pdf``, the fitted density scaled to counts."""
+    if not values:
+        return
+    _, edges, _ = ax.hist(values, bins=bins, color="0.75", edgecolor="k",
+                          label=f"{len(values)} {what}")
+    if pdf is not None:
+        x = np.linspace(edges[0], edges[-1], 200)
+        ax.plot(x, len(values) * (edges[1] - edges[0]) * pdf(x), "r-", label=fit_label)
+    ax.legend(fontsize=8)
 
 
 def plot_all(out: Path, name: str, title: str, terrain, runs, fits: dict, stations, barriers,
              bins: int) -> None:
     """The five PNG plots; ``title`` names the case parameters."""
+    _plot_paths(out / f"{name}_trajectories.png", title, terrain, runs)
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 4.6))
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fit = fits["jump_height"]
+    lam = fit["lambda"]
+    _histogram(ax, [j["jump_height"] for r in runs for j in r.jumps if j["kind"] != "release"],
+               bins, "jumps", (lambda h: lam * np.exp(-lam * h)) if lam else None,
+               f"exponential fit, lambda = {lam:.3g} 1/m" if lam else "")
+    ax.set_xlabel("jump height of the centre above its take-off height [m]")
+    ax.set_ylabel("number of jumps")
+    ax.set_title(f"{title}\nbounce heights (rebound and roll-off jumps)", fontsize=9)
+    _save(fig, out / f"{name}_bounce_heights.png")
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    for ax, key, label in zip(axes, ("e_n", "e_t"), ("normal", "tangential")):
+        mean, std = fits[key]["mean"], fits[key]["std"]
+        _histogram(ax, [i[key] for r in runs for i in r.impacts if np.isfinite(i[key])], bins,
+                   "impacts", (lambda x, m=mean, s=std: np.exp(-0.5 * ((x - m) / s) ** 2)
+                               / (s * np.sqrt(2.0 * np.pi))) if std else None,
+                   f"normal fit, mean {mean:.3g}, std {std:.3g}" if std else "")
+        ax.set_xlabel(f"apparent {label} restitution coefficient {key} [-]")
+        ax.set_ylabel("number of impacts")
+    fig.suptitle(title, fontsize=9)
+    _save(fig, out / f"{name}_restitution.png")
+
+    _plot_envelopes(out / f"{name}_envelopes.png", title, stations, barriers)
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    stops = [r.summary["x_stop"] for r in runs if r.end == "arrested"]
+    _histogram(ax, stops, bins, f"of {len(runs)} blocks stopped")
+    ax.set_xlabel("x of the stop point [m]")
+    ax.set_ylabel("number of blocks")
+    ax.set_title(f"{title}\nstop positions", fontsize=9)
+    _save(fig, out / f"{name}_runout.png")
+
+
+def _plot_paths(path: Path, title: str, terrain, runs) -> None:
+    """Paths of the centres over the profile (x-z) or over the DEM contours (plan)."""
+    fig, ax = _pyplot().subplots(figsize=(9, 4.6))
     if terrain.kind == "profile":
         for r in runs:
             ax.plot(r.samples[:, 1], r.samples[:, 3], lw=0.6)
         ax.plot(terrain.px, terrain.pz, "k-", lw=2.0, label="profile")
-        ax.set_xlabel("x [m]")
         ax.set_ylabel("z [m]")
     else:
         grid = terrain.raster.grid
@@ -100,53 +148,16 @@ def plot_all(out: Path, name: str, title: str, terrain, runs, fits: dict, statio
         for r in runs:
             ax.plot(r.samples[:, 1], r.samples[:, 2], lw=0.7)
         ax.set_aspect("equal")
-        ax.set_xlabel("x [m]")
         ax.set_ylabel("y [m]")
+    ax.set_xlabel("x [m]")
     ax.set_title(f"{title}\ntrajectories of the centres of mass", fontsize=9)
     ax.grid(alpha=0.3)
-    _save(fig, out / f"{name}_trajectories.png")
-    plt.close(fig)
+    _save(fig, path)
 
-    heights = [j["jump_height"] for r in runs for j in r.jumps if j["kind"] != "release"]
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    fit = fits["jump_height"]
-    if heights:
-        counts, edges, _ = ax.hist(heights, bins=bins, color="0.75", edgecolor="k",
-                                   label=f"{len(heights)} jumps")
-        if fit["lambda"]:
-            h = np.linspace(0.0, edges[-1], 200)
-            width = edges[1] - edges[0]
-            ax.plot(h, len(heights) * width * fit["lambda"] * np.exp(-fit["lambda"] * h), "r-",
-                    label=f"exponential fit, lambda = {fit['lambda']:.3g} 1/m")
-        ax.legend(fontsize=8)
-    ax.set_xlabel("jump height of the centre above its take-off height [m]")
-    ax.set_ylabel("number of jumps")
-    ax.set_title(f"{title}\nbounce heights (rebound and roll-off jumps)", fontsize=9)
-    _save(fig, out / f"{name}_bounce_heights.png")
-    plt.close(fig)
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-    for ax, key, label in zip(axes, ("e_n", "e_t"), ("normal", "tangential")):
-        values = [i[key] for r in runs for i in r.impacts if np.isfinite(i[key])]
-        fit = fits[key]
-        if values:
-            counts, edges, _ = ax.hist(values, bins=bins, color="0.75", edgecolor="k",
-                                       label=f"{len(values)} impacts")
-            if fit["std"]:
-                x = np.linspace(edges[0], edges[-1], 200)
-                width = edges[1] - edges[0]
-                pdf = np.exp(-0.5 * ((x - fit["mean"]) / fit["std"]) ** 2) / (
-                    fit["std"] * np.sqrt(2.0 * np.pi))
-                ax.plot(x, len(values) * width * pdf, "r-", label=f"normal fit, mean "
-                        f"{fit['mean']:.3g}, std {fit['std']:.3g}")
-            ax.legend(fontsize=8)
-        ax.set_xlabel(f"apparent {label} restitution coefficient {key} [-]")
-        ax.set_ylabel("number of impacts")
-    fig.suptitle(title, fontsize=9)
-    _save(fig, out / f"{name}_restitution.png")
-    plt.close(fig)
-
-    fig, axes = plt.subplots(2, 1, figsize=(8, 6.4), sharex=True)
+def _plot_envelopes(path: Path, title: str, stations, barriers) -> None:
+    """Mean, 95th and 99th percentile of energy and passing height along x."""
+    fig, axes = _pyplot().subplots(2, 1, figsize=(8, 6.4), sharex=True)
     xs = [s["x"] for s in stations]
     for ax, key, scale, label in ((axes[0], "energy", 1e-3, "kinetic energy [kJ]"),
                                   (axes[1], "height", 1.0, "passing height of the centre [m]")):
@@ -161,20 +172,7 @@ def plot_all(out: Path, name: str, title: str, terrain, runs, fits: dict, statio
         ax.legend(fontsize=8)
     axes[1].set_xlabel("x [m] (green: barriers)")
     axes[0].set_title(f"{title}\nenvelopes over the blocks that reach x", fontsize=9)
-    _save(fig, out / f"{name}_envelopes.png")
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    stops = [r.summary["x_stop"] for r in runs if r.end == "arrested"]
-    if stops:
-        ax.hist(stops, bins=bins, color="0.75", edgecolor="k",
-                label=f"{len(stops)} of {len(runs)} blocks stopped")
-        ax.legend(fontsize=8)
-    ax.set_xlabel("x of the stop point [m]")
-    ax.set_ylabel("number of blocks")
-    ax.set_title(f"{title}\nstop positions", fontsize=9)
-    _save(fig, out / f"{name}_runout.png")
-    plt.close(fig)
+    _save(fig, path)
 
 
 def write_vtk(out: Path, name: str, terrain, runs, width: float, vtk_dt: float) -> None:

@@ -31,6 +31,7 @@ from solver.rockfall.terrain import Contact
 COLUMNS = ("t", "x", "y", "z", "axis_x", "axis_y", "axis_z", "vx", "vy", "vz", "wx", "wy",
            "wz", "phase", "height", "energy")
 PHASES = {"flight": 0, "impact": 1, "roll": 2, "slide": 3, "rest": 4}
+ENDS = ("arrested", "left_terrain", "time_limit", "max_impacts", "stalled")
 
 
 @dataclass
@@ -133,79 +134,20 @@ class BlockSimulation:
         return release_centre(spec, shape, axis, self.terrain, self.where), velocity, axis, omega
 
     def run(self, spec: RunSpec) -> BlockRun:
-        cfg, motion, terrain = self.cfg, self.cfg.motion, self.terrain
-        shape = self.shape(spec)
-        roller = Roller(shape, terrain, self.grounds, motion)
-        centre, velocity, axis, omega = self.release(spec)
-        rec = Recorder(shape, terrain, cfg.output.sample_dt, axis)
-        start = centre.copy()
-        t, touching, kind = 0.0, spec.start.on_ground, "release"
-        impacts, jumps = [], []
-        phase, contact, end = "flight", None, ""
-        while not end:
-            if phase == "flight":
-                path = make_path(shape, centre, velocity, axis, omega, motion, motion.t_end - t,
-                                 terrain.z_min - 4.0 * shape.semi_h)
-                fe = first_contact(path, terrain, shape, motion.t_end - t, touching,
-                                   motion.gravity)
-                rec.flight(path, t, fe.tau)
-                if fe.tau > 0.0:
-                    jumps.append(self._jump(path, t, fe.tau, kind))
-                centre, velocity, axis, omega = path.state(fe.tau)
-                t += fe.tau
-                if fe.reason != "contact":
-                    end = "left_terrain" if fe.reason == "left" else "time_limit"
-                    break
-                contact = fe.contact
-                arm = contact.point - centre
-                approach = -float((velocity + cross(omega, arm)) @ contact.normal)
-                phase = "impact" if approach >= roller.roll_speed(contact.normal) else "roll"
-            if phase == "impact":
-                if len(impacts) >= motion.max_impacts:
-                    end = "max_impacts"
-                    break
-                result = resolve(shape, centre, velocity, axis, omega, contact.normal,
-                                 self.laws[contact.ground], self.grounds[contact.ground].rho_c0,
-                                 cfg.impact_solver, motion)
-                if result is not None:
-                    rec.add(t, centre, axis, velocity, omega, "impact")
-                    impacts.append({"block": spec.index, "impact": len(impacts), "t": t,
-                                    "x": contact.point[0], "y": contact.point[1],
-                                    "z": contact.point[2],
-                                    "ground": self.names[contact.ground], **result.record})
-                    t += result.duration
-                    velocity, axis, omega = result.velocity, result.axis, result.omega
-                    centre = settle(terrain, shape, result.centre, axis, contact.normal)
-                    rec.add(t, centre, axis, velocity, omega, "impact")
-                    if result.outcome == "bounce":
-                        phase, touching, kind = "flight", True, "rebound"
-                        continue
-                    contact = terrain.contact(centre, shape.matrix(axis))
-                phase = "roll"
-            if phase == "roll":
-                state = roller.start(contact, velocity, omega, t)
-                done = roller.run(state, motion.t_end, rec.rolling(roller))
-                s = done.state
-                t = s.t
-                velocity, omega = s.velocity, s.omega
-                axis = rolling_axis(done.normal, velocity, rec.last_axis)
-                centre = s.point + roller.radius * done.normal
-                if done.reason == "arrest":
-                    end = "arrested"
-                    rec.add(t, centre, axis, velocity, omega, "rest")
-                elif done.reason in ("left", "time", "stalled"):
-                    end = {"left": "left_terrain", "time": "time_limit"}.get(done.reason,
-                                                                             done.reason)
-                elif done.reason == "takeoff":
-                    phase, touching, kind = "flight", True, "rolloff"
-                else:
-                    contact = Contact(s.point.copy(), done.normal, s.ground, s.piece)
-                    phase = "impact"
-        samples = rec.array()
-        return BlockRun(spec.index, dict(spec.values), samples, impacts, jumps, end,
-                        self._summary(spec, shape, samples, impacts, jumps, start, centre, end))
+        """The whole motion of one block."""
+        block = _Block(self, spec)
+        phase = "flight"
+        while phase not in ENDS:
+            phase = {"flight": block.fly, "impact": block.impact, "roll": block.roll}[phase]()
+        samples = block.rec.array()
+        summary = self._summary(block.shape, samples, block.impacts, block.jumps, block.start,
+                                block.centre, phase)
+        return BlockRun(spec.index, dict(spec.values), samples, block.impacts, block.jumps,
+                        phase, summary)
 
-    def _jump(self, path, t0: float, tau: float, kind: str) -> dict:
+    def jump(self, path, t0: float, tau: float, kind: str) -> dict:
+        """Record of a ballistic jump: its highest point above the ground and the rise of the
+        centre over its take-off height."""
         height, when = highest_point(path, self.terrain, tau,
                                      sample_times(tau, self.cfg.output.sample_dt))
         c0, c1, top = path.centre(0.0), path.centre(tau), path.centre(when)
@@ -215,7 +157,7 @@ class BlockSimulation:
                 "jump_height": rise}
 
     @staticmethod
-    def _summary(spec, shape, samples, impacts, jumps, start, stop, end) -> dict:
+    def _summary(shape, samples, impacts, jumps, start, stop, end) -> dict:
         speed = np.linalg.norm(samples[:, 7:10], axis=1)
         flights = [j["max_height"] for j in jumps]
         return {"end": end, "semi_r": shape.semi_r, "semi_h": shape.semi_h,
@@ -225,3 +167,81 @@ class BlockSimulation:
                 "n_bounces": sum(i["outcome"] == "bounce" for i in impacts),
                 "max_speed": float(np.max(speed)), "max_energy": float(np.max(samples[:, 15])),
                 "max_height": float(max(flights)) if flights else 0.0}
+
+
+class _Block:
+    """The state of one block between phases; each phase method returns the next phase or
+    one of :data:`ENDS`."""
+
+    def __init__(self, sim: BlockSimulation, spec: RunSpec):
+        self.sim, self.index = sim, spec.index
+        self.shape = sim.shape(spec)
+        self.roller = Roller(self.shape, sim.terrain, sim.grounds, sim.cfg.motion)
+        self.centre, self.velocity, self.axis, self.omega = sim.release(spec)
+        self.start = self.centre.copy()
+        self.rec = Recorder(self.shape, sim.terrain, sim.cfg.output.sample_dt, self.axis)
+        self.t, self.touching, self.kind = 0.0, spec.start.on_ground, "release"
+        self.contact: Contact | None = None
+        self.impacts: list[dict] = []
+        self.jumps: list[dict] = []
+
+    def fly(self) -> str:
+        sim, motion, shape = self.sim, self.sim.cfg.motion, self.shape
+        path = make_path(shape, self.centre, self.velocity, self.axis, self.omega, motion,
+                         motion.t_end - self.t, sim.terrain.z_min - 4.0 * shape.semi_h)
+        end = first_contact(path, sim.terrain, shape, motion.t_end - self.t, self.touching,
+                            motion.gravity)
+        self.rec.flight(path, self.t, end.tau)
+        if end.tau > 0.0:
+            self.jumps.append(sim.jump(path, self.t, end.tau, self.kind))
+        self.centre, self.velocity, self.axis, self.omega = path.state(end.tau)
+        self.t += end.tau
+        if end.reason != "contact":
+            return "left_terrain" if end.reason == "left" else "time_limit"
+        self.contact = end.contact
+        arm = self.contact.point - self.centre
+        approach = -float((self.velocity + cross(self.omega, arm)) @ self.contact.normal)
+        return "impact" if approach >= self.roller.roll_speed(self.contact.normal) else "roll"
+
+    def impact(self) -> str:
+        sim, contact = self.sim, self.contact
+        if len(self.impacts) >= sim.cfg.motion.max_impacts:
+            return "max_impacts"
+        result = resolve(self.shape, self.centre, self.velocity, self.axis, self.omega,
+                         contact.normal, sim.laws[contact.ground],
+                         sim.grounds[contact.ground].rho_c0, sim.cfg.impact_solver,
+                         sim.cfg.motion)
+        if result is None:
+            return "roll"
+        self.rec.add(self.t, self.centre, self.axis, self.velocity, self.omega, "impact")
+        self.impacts.append({"block": self.index, "impact": len(self.impacts), "t": self.t,
+                             "x": contact.point[0], "y": contact.point[1],
+                             "z": contact.point[2], "ground": sim.names[contact.ground],
+                             **result.record})
+        self.t += result.duration
+        self.velocity, self.axis, self.omega = result.velocity, result.axis, result.omega
+        self.centre = settle(sim.terrain, self.shape, result.centre, self.axis, contact.normal)
+        self.rec.add(self.t, self.centre, self.axis, self.velocity, self.omega, "impact")
+        if result.outcome == "bounce":
+            self.touching, self.kind = True, "rebound"
+            return "flight"
+        self.contact = sim.terrain.contact(self.centre, self.shape.matrix(self.axis))
+        return "roll"
+
+    def roll(self) -> str:
+        state = self.roller.start(self.contact, self.velocity, self.omega, self.t)
+        done = self.roller.run(state, self.sim.cfg.motion.t_end, self.rec.rolling(self.roller))
+        s = done.state
+        self.t, self.velocity, self.omega = s.t, s.velocity, s.omega
+        self.axis = rolling_axis(done.normal, self.velocity, self.rec.last_axis)
+        self.centre = s.point + self.roller.radius * done.normal
+        if done.reason == "arrest":
+            self.rec.add(self.t, self.centre, self.axis, self.velocity, self.omega, "rest")
+            return "arrested"
+        if done.reason == "takeoff":
+            self.touching, self.kind = True, "rolloff"
+            return "flight"
+        if done.reason == "kink":
+            self.contact = Contact(s.point.copy(), done.normal, s.ground, s.piece)
+            return "impact"
+        return {"left": "left_terrain", "time": "time_limit"}.get(done.reason, done.reason)
