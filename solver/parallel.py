@@ -51,9 +51,10 @@ def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None 
     free index, so ranks that draw long items take fewer of them (dynamic load balancing).
     Rank 0 serves the other ranks' requests from a helper thread that polls with a
     non-blocking receive, so its own work is not held up. Collective: every rank must iterate
-    the generator to its end (an error on a rank ends the run through the CLI's MPI abort). ``on_hand_out(count)`` is called on rank 0 with the number of
-    items handed out so far (for a progress line). Falls back to :func:`my_share` on one rank
-    or when MPI gives no thread support beyond THREAD_FUNNELED.
+    the generator to its end (an error on a rank ends the run through the CLI's MPI abort).
+    ``on_hand_out(count)`` is called on rank 0 with the number of items handed out so far
+    (for a progress line). Falls back to :func:`my_share` on one rank or when MPI gives no
+    thread support beyond THREAD_FUNNELED.
     """
     from mpi4py import MPI
 
@@ -78,7 +79,9 @@ def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None 
 
 
 def _serve_and_work(channel, n_items: int, on_hand_out):
-    """Rank 0: a thread answers requests while this generator yields rank 0's own items."""
+    """Rank 0: a thread answers requests while this generator yields rank 0's own items. The
+    thread is joined once the items are all handed out; if rank 0's own work fails, the error
+    goes on at once (the CLI then aborts all ranks)."""
     import threading
     import time
 
@@ -108,8 +111,6 @@ def _serve_and_work(channel, n_items: int, on_hand_out):
 
     server = threading.Thread(target=serve, daemon=True)
     server.start()
-    try:
-        while (index := take()) >= 0:
-            yield index
-    finally:
-        server.join()
+    while (index := take()) >= 0:
+        yield index
+    server.join()

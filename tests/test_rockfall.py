@@ -22,6 +22,8 @@ from solver.impact.config import Config as ImpactConfig
 from solver.impact.sweeps import run_impact
 from solver.rockfall import statistics
 from solver.rockfall.body import FreeRotation, Shape
+from solver.rockfall.bounce import next_phase
+from solver.rockfall.config import Motion
 from solver.rockfall.ensemble import expand
 from solver.rockfall.flight import first_contact, make_path
 from solver.rockfall.terrain import build_terrain
@@ -239,6 +241,19 @@ def test_first_impact_is_the_impact_module_in_the_slope_frame(tmp_path):
     assert first["theta_0"] == pytest.approx(theta_0, rel=1e-9)
     for key in ("e_n", "e_t", "max_force", "max_penetration"):
         assert first[key] == pytest.approx(row[key], rel=1e-6), key
+
+
+def test_next_phase_after_an_impact():
+    """A bounce flies if its rebound clears roll_height normal to the ground, u^2 >= 2 g cos h;
+    a topple rolls (HyStone) unless after_topple = "rebound"; a block still in contact rolls."""
+    motion = Motion(roll_height=0.05)
+    u = math.sqrt(2.0 * G * math.cos(0.5) * 0.05)
+    assert next_phase("bounce", 1.001 * u, 0.5, motion) == "bounce"
+    assert next_phase("bounce", 0.999 * u, 0.5, motion) == "roll"
+    assert next_phase("bounce", -3.0, 0.5, motion) == "roll"
+    assert next_phase("topple", 5.0, 0.5, motion) == "roll"
+    assert next_phase("topple", 5.0, 0.5, Motion(after_topple="rebound")) == "bounce"
+    assert next_phase("stop", 5.0, 0.5, Motion(after_topple="rebound")) == "roll"
 
 
 # ---------------------------------------------------------------- terrains

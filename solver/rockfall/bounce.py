@@ -25,6 +25,8 @@ by a flight and a topple by rolling; a bounce whose rebound (the outward normal 
 centre) would lift the block by less than ``roll_height`` normal to the ground,
 ``u^2 < 2 g cos(beta) h``, rolls as well (STONE's flight-to-roll switch, Guzzetti et al. 2002).
 With ``motion.after_topple = "rebound"`` a topple is judged like a bounce, by its rebound.
+An impact the module cannot integrate (its stiff solver gives up) is recorded with
+``end = "failed"`` and no coefficients, and the block rolls on.
 """
 
 from __future__ import annotations
@@ -102,7 +104,18 @@ def resolve(shape: Shape, centre, velocity, axis, omega, normal, law, rho_c0: fl
                         atol=solver.atol, t_max=solver.t_max)
     if f.v_n + setup.contact_arm_0 * f.omega_0 <= 0.0:
         return None
-    history = simulate(setup, rho_c0)
+    inputs = {"speed_in": setup.speed, "theta_in": math.degrees(setup.theta_in),
+              "theta_0": math.degrees(f.theta_0), "omega_in": math.degrees(f.omega_0),
+              "slope": math.degrees(f.slope),
+              "energy_in": shape.kinetic_energy(velocity, omega, axis)}
+    try:
+        history = simulate(setup, rho_c0)
+    except RuntimeError:
+        failed = dict.fromkeys(("e_n", "e_t", "e_energy", "e_contact", "max_force",
+                                "max_penetration", "duration", "normal_impulse"), math.nan)
+        return ImpactResult(centre, velocity, axis, omega, 0.0, "roll",
+                            {**inputs, **failed, "end": "failed", "outcome": "roll",
+                             "energy_out": inputs["energy_in"]})
     coef = coefficients(setup, history)
     u_n, u_t, theta, v_n, v_t, spin = (float(v) for v in history.y[:6, -1])
     lower = axis if float(axis @ f.n) >= 0.0 else -axis
@@ -113,23 +126,23 @@ def resolve(shape: Shape, centre, velocity, axis, omega, normal, law, rho_c0: fl
     impulse = float(trapezoid(history.derived["N"], history.t))
     new_velocity, new_omega = _lateral_friction(shape, new_axis, new_velocity, new_omega, f,
                                                 law.mu_b * impulse)
-    outward = -v_n
-    lift = 2.0 * motion.gravity * math.cos(f.slope) * motion.roll_height
-    flies = ("bounce", "topple") if motion.after_topple == "rebound" else ("bounce",)
-    rebounds = history.end in flies and outward * abs(outward) >= lift
-    outcome = "bounce" if rebounds else "roll"
-    energy_in = shape.kinetic_energy(velocity, omega, axis)
-    record = {"speed_in": setup.speed, "theta_in": math.degrees(setup.theta_in),
-              "theta_0": math.degrees(f.theta_0), "omega_in": math.degrees(f.omega_0),
-              "slope": math.degrees(f.slope), "e_n": coef["e_n"], "e_t": coef["e_t"],
-              "e_energy": coef["e_energy"], "e_contact": coef["e_contact"],
-              "max_force": coef["max_force"], "max_penetration": coef["max_penetration"],
-              "duration": coef["duration"], "end": history.end, "outcome": outcome,
-              "energy_in": energy_in,
+    outcome = next_phase(history.end, -v_n, f.slope, motion)
+    record = {**inputs, "e_n": coef["e_n"], "e_t": coef["e_t"], "e_energy": coef["e_energy"],
+              "e_contact": coef["e_contact"], "max_force": coef["max_force"],
+              "max_penetration": coef["max_penetration"], "duration": coef["duration"],
+              "end": history.end, "outcome": outcome,
               "energy_out": shape.kinetic_energy(new_velocity, new_omega, new_axis),
               "normal_impulse": impulse}
     return ImpactResult(centre + u_n * f.n + u_t * f.t, new_velocity, new_axis, new_omega,
                         coef["duration"], outcome, record)
+
+
+def next_phase(end: str, outward: float, slope: float, motion) -> str:
+    """``bounce`` or ``roll`` after an impact that ended by ``end`` with the centre leaving
+    the ground at the normal speed ``outward`` (module docstring)."""
+    flies = ("bounce", "topple") if motion.after_topple == "rebound" else ("bounce",)
+    lift = 2.0 * motion.gravity * math.cos(slope) * motion.roll_height
+    return "bounce" if end in flies and outward * abs(outward) >= lift else "roll"
 
 
 def _lateral_friction(shape: Shape, axis, velocity, omega, f: Frame, limit: float):

@@ -71,6 +71,8 @@ class Dragged(Ballistic):
         scale = max(float(np.linalg.norm(v0)), 1.0)
         self.sol = solve_ivp(rhs, (0.0, tau_max), np.concatenate([c0, v0]), method="DOP853",
                              rtol=1e-12, atol=1e-12 * scale, dense_output=True, events=floor)
+        if self.sol.status < 0:
+            raise RuntimeError(f"flight integration with drag failed: {self.sol.message}")
         self.tau_end = float(self.sol.t[-1])
 
     def centre(self, tau: float) -> np.ndarray:
@@ -130,6 +132,8 @@ def first_contact(path, terrain, shape: Shape, tau_max: float, touching: bool,
         c, _, axis, _ = path.state(tau)
         return FlightEnd(tau, "contact", terrain.contact(c, shape.matrix(axis)))
 
+    if outside(0.0) > 0.0:
+        return FlightEnd(0.0, "left")
     tau, g = 0.0, gap(0.0)
     tol = 1e-9 * shape.semi_r
     if touching:

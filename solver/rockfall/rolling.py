@@ -34,7 +34,7 @@ parallel, which holds for curvature radii much larger than R).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -63,15 +63,15 @@ class RollState:
 @dataclass
 class RollEnd:
     """Why rolling ended: ``arrest``, ``takeoff``, ``kink`` (an impact on the next profile
-    piece, ``normal`` its upward normal), ``left`` or ``time``; ``samples`` for the output."""
+    piece), ``left``, ``time`` or ``stalled`` (endless mode switching); ``normal`` is the
+    upward normal of the ground under the block then."""
 
     reason: str
     state: RollState
     normal: np.ndarray
-    samples: list = field(default_factory=list)
 
 
-class Ground:
+class LocalSurface:
     """Local surface of the terrain along one piece."""
 
     def __init__(self, terrain, piece, gravity: float):
@@ -134,7 +134,7 @@ class Roller:
         return math.sqrt(max(2.0 * self.motion.gravity * float(normal[2])
                              * self.motion.roll_height, 0.0))
 
-    def rhs(self, ground: Ground, mode: str, mu_r: float, mu_s: float):
+    def rhs(self, ground: LocalSurface, mode: str, mu_r: float, mu_s: float):
         radius = self.radius
 
         def fun(_t, y):
@@ -161,13 +161,14 @@ class Roller:
     def state_vector(self, s: RollState) -> np.ndarray:
         return np.concatenate([s.point[:2], s.velocity[:2], s.omega])
 
-    def unpack(self, ground: Ground, t: float, y, mode: str, piece, index: int) -> RollState:
+    def unpack(self, ground: LocalSurface, t: float, y, mode: str, piece,
+               index: int) -> RollState:
         n, v3, _, _, _ = ground.forces(y[0:2], y[2:4])
         f = ground.terrain.surface(y[0], y[1], piece)[0]
         omega = cross(n, v3) / self.radius if mode == "roll" else np.array(y[4:7])
         return RollState(t, np.array([y[0], y[1], f]), v3, omega, mode, piece, index)
 
-    def _events(self, ground: Ground, mode: str, mu_r: float, mu_s: float, s: RollState,
+    def _events(self, ground: LocalSurface, mode: str, mu_r: float, mu_s: float, s: RollState,
                 stop_speed: float, margin: float):
         radius = self.radius
         events, names = [], []
@@ -220,7 +221,7 @@ class Roller:
             e.terminal = True
         return events, names
 
-    def _slip_direction(self, ground: Ground, s: RollState, mu_r: float) -> np.ndarray:
+    def _slip_direction(self, ground: LocalSurface, s: RollState, mu_r: float) -> np.ndarray:
         """Direction of the slip at the start of a sliding stretch; a block that starts to
         slip from rolling slips against the friction it would need."""
         n, v3, g_t, nf, _ = ground.forces(s.point[:2], s.velocity[:2])
@@ -252,6 +253,9 @@ class Roller:
         return math.atan(slopes[other]) - math.atan(slopes[piece])
 
     def _piece_limits(self, piece: int) -> tuple[float, float]:
+        """x of the contact point where the block leaves the piece at either end: the vertex,
+        or before a concave vertex the point where the block also touches the next piece
+        (``R tan(turn / 2)`` along the piece)."""
         lo, hi = self.terrain.piece_span(piece)
         cos_beta = math.cos(math.atan(self.terrain.slope[piece]))
         n = self.terrain.n_pieces()
@@ -262,12 +266,14 @@ class Roller:
         return lo, hi
 
     def run(self, s: RollState, t_limit: float, sample) -> RollEnd:
-        """Roll from state ``s`` until one of the ends; ``sample(times, states)`` stores the
-        output samples of every integrated stretch."""
+        """Roll from state ``s`` until one of the ends (:class:`RollEnd`). Each integrated
+        stretch goes to ``sample(solution, surface, mode, piece, ground)`` for the output.
+        A block too slow to go on where the ground cannot hold it restarts with the arrest
+        threshold just above its speed, so that the event does not fire again at once."""
         stop_speed = self.motion.stop_speed
         margin = 2.0 * self.shape.semi_h
         for _ in range(MAX_STRETCHES):
-            ground = Ground(self.terrain, s.piece, self.motion.gravity)
+            ground = LocalSurface(self.terrain, s.piece, self.motion.gravity)
             mu_r, mu_s = self.coefficients(s.ground)
             if s.mode == "roll":
                 n, v3, g_t, nf, _ = ground.forces(s.point[:2], s.velocity[:2])
@@ -280,6 +286,9 @@ class Roller:
             sol = solve_ivp(self.rhs(ground, s.mode, mu_r, mu_s), (s.t, t_limit),
                             self.state_vector(s), method="DOP853", rtol=RTOL,
                             atol=RTOL * scale, events=events, dense_output=True)
+            if sol.status < 0:
+                raise RuntimeError(f"rolling integration failed at t = {s.t:g} s: "
+                                   f"{sol.message}")
             sample(sol, ground, s.mode, s.piece, s.ground)
             fired = [names[i] for i, te in enumerate(sol.t_events) if len(te)]
             end = self.unpack(ground, float(sol.t[-1]), sol.y[:, -1], s.mode, s.piece, s.ground)
@@ -306,8 +315,8 @@ class Roller:
                     return result
                 stop_speed = self.motion.stop_speed
             s = end
-        return RollEnd("stalled", s, Ground(self.terrain, s.piece, self.motion.gravity).forces(
-            s.point[:2], s.velocity[:2])[0])
+        surface = LocalSurface(self.terrain, s.piece, self.motion.gravity)
+        return RollEnd("stalled", s, surface.forces(s.point[:2], s.velocity[:2])[0])
 
     def _next_piece(self, s: RollState, step: int, n_old) -> RollEnd | None:
         """Cross to the next profile piece; an end (takeoff, kink impact, left) or None."""

@@ -10,8 +10,9 @@ Results: ``runout_mean``, ``runout_std`` [m] (plan distance from release to the 
 ``e_t_std`` and their KS p-values (normal fits over all impacts), ``bounce_height_fit_lambda``
 [1/m] (exponential fit of the jump heights of the rebound and roll-off jumps; null without
 any), ``bounce_height_mean``, its KS p-value, counts (``n_blocks``, ``n_impacts``,
-``n_flights``: all ballistic phases, ``n_jumps``: those fitted, ``ends``), the stop range and
-the envelopes at the barriers. ``steps`` in the summary counts the flights and impacts.
+``n_flights``: all ballistic phases, ``n_jumps``: those fitted, ``ends``, ``failed_impacts``:
+impacts the impact module could not integrate), the stop range and the envelopes at the
+barriers. ``steps`` in the summary counts the flights and impacts.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def summarize(runs, fit: dict, barriers: list[dict]) -> dict:
         "bounce_height_fit_lambda": jump["lambda"], "bounce_height_mean": jump["mean"],
         "bounce_height_ks_pvalue": jump["ks_pvalue"],
         "ends": {e: ends.count(e) for e in sorted(set(ends))},
+        "failed_impacts": sum(i["end"] == "failed" for r in runs for i in r.impacts),
         "barriers": barriers,
     }
 
