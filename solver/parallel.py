@@ -70,3 +70,78 @@ def gather_rows(comm, rows: list[tuple[int, Any]]) -> list[Any] | None:
         return None
     flat = sorted(((i, r) for part in gathered for i, r in part), key=lambda pair: pair[0])
     return [r for _, r in flat]
+
+
+REQUEST, REPLY = 11, 12
+
+
+def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None = None):
+    """Yield the item indices this rank runs, handed out one at a time (self-scheduling).
+
+    Every rank, rank 0 included, works on items; when a rank finishes one it gets the next
+    free index, so ranks that draw long items take fewer of them (dynamic load balancing).
+    Rank 0 serves the other ranks' requests from a helper thread that polls with a
+    non-blocking receive, so its own work is not held up. Collective: every rank must iterate
+    the generator to its end (an error on a rank ends the run through the CLI's MPI abort).
+    ``on_hand_out(count)`` is called on rank 0 with the number of items handed out so far
+    (for a progress line). Falls back to :func:`my_share` on one rank or when MPI does not
+    give THREAD_MULTIPLE (the server thread calls MPI while rank 0's own work may).
+    """
+    from mpi4py import MPI
+
+    if comm.size == 1 or MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+        for count, i in enumerate(my_share(comm, n_items)):
+            if on_hand_out is not None:
+                on_hand_out(count + 1)
+            yield int(i)
+        return
+    channel = comm.Dup()
+    if channel.rank == 0:
+        yield from _serve_and_work(channel, n_items, on_hand_out)
+    else:
+        request, reply = np.zeros(1, np.int64), np.zeros(1, np.int64)
+        while True:
+            channel.Send(request, dest=0, tag=REQUEST)
+            channel.Recv(reply, source=0, tag=REPLY)
+            if reply[0] < 0:
+                break
+            yield int(reply[0])
+    channel.Free()
+
+
+def _serve_and_work(channel, n_items: int, on_hand_out):
+    """Rank 0: a thread answers requests while this generator yields rank 0's own items. The
+    thread is joined once the items are all handed out; if rank 0's own work fails, the error
+    goes on at once (the CLI then aborts all ranks)."""
+    import threading
+    import time
+
+    from mpi4py import MPI
+
+    lock = threading.Lock()
+    handed = [0]
+
+    def take() -> int:
+        with lock:
+            index = handed[0]
+            handed[0] += 1
+        if on_hand_out is not None:
+            on_hand_out(min(handed[0], n_items))
+        return index if index < n_items else -1
+
+    def serve() -> None:
+        buf, status = np.zeros(1, np.int64), MPI.Status()
+        finished = 0
+        while finished < channel.size - 1:
+            req = channel.Irecv(buf, source=MPI.ANY_SOURCE, tag=REQUEST)
+            while not req.Test(status):
+                time.sleep(0.002)
+            index = take()
+            channel.Send(np.array([index], np.int64), dest=status.Get_source(), tag=REPLY)
+            finished += index < 0
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    while (index := take()) >= 0:
+        yield index
+    server.join()

@@ -48,3 +48,24 @@ def run_case(case: str | Path, out: Path, *overrides: str, ranks: int = 1,
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def same_over_ranks_and_alone(run, case, tmp_path, files) -> tuple[bool, dict]:
+    """Run ``case`` with the module's ``run`` over COMM_WORLD and, on rank 0, over COMM_SELF.
+    Returns (on every rank) whether the results and the named output files agree, and the
+    results of the spread run."""
+    from mpi4py import MPI
+
+    from solver.context import RunContext
+
+    comm = MPI.COMM_WORLD
+    base = comm.bcast(tmp_path, root=0)
+    (base / "all").mkdir(exist_ok=True)
+    spread = run(case, RunContext(comm=comm, out_dir=base / "all", quiet=True))
+    same = None
+    if comm.rank == 0:
+        (base / "one").mkdir()
+        alone = run(case, RunContext(comm=MPI.COMM_SELF, out_dir=base / "one", quiet=True))
+        same = spread.results == alone.results and all(
+            (base / "all" / f).read_text() == (base / "one" / f).read_text() for f in files)
+    return comm.bcast(same, root=0), spread.results

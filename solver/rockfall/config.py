@@ -1,0 +1,275 @@
+"""Case schema of the rockfall module (``module = "rockfall"``). SI units, angles in degrees.
+
+World frame: x east (down the profile), y north, z up. A 2-D profile is the curve z(x),
+extruded along y; a 3-D raster is z(x, y). Spin about +y is clockwise in the x-z picture
+(x to the right, z up): for a block moving towards +x it is forward rolling (top-spin).
+
+A ground set (``[grounds.<name>]``) holds the impact module's macro-element soil parameters
+(:class:`solver.impact.config.Soil`) plus the rolling resistance; each profile segment or the
+raster selects one by name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from solver.case import param
+from solver.errors import InputError
+from solver.impact.config import Block, Soil, Solver
+
+Vec2 = tuple[float, float]
+
+#: Start and block fields an ensemble may vary (``[ensemble.vary.<name>]``).
+VARIABLES = ("aspect_ratio", "mass", "theta_0", "axis_yaw", "omega_0", "speed", "dip",
+             "azimuth", "x", "y", "height")
+
+
+def _table(cls, doc: str):
+    return field(default_factory=cls, metadata={"unit": "-", "doc": doc})
+
+
+@dataclass
+class Ground(Soil):
+    """A ground set: the impact macro-element soil plus the rolling resistance.
+
+    While rolling, the sliding friction is ``tan(phi_b)`` (the impact module's slider) and the
+    rolling resistance a moment ``mu_r N R`` opposing the rolling.
+    """
+
+    rolling_resistance: float = param(0.3, unit="-", doc="rolling resistance mu_r = tan of the "
+                                      "rolling friction angle (not given in the seed; STONE's "
+                                      "range is 0.3-0.85)", ge=0.0, lt=10.0)
+
+
+@dataclass
+class Segment:
+    """A stretch of the profile, ``x = [from, to]``, on one ground set."""
+
+    x: Vec2 = param(unit="m", doc="x range [from, to] of the stretch")
+    ground: str = param(unit="-", doc="name of its ground set in [grounds]")
+
+
+@dataclass
+class Terrain:
+    """The slope: a 2-D profile (polyline z(x)) or a 3-D raster DEM z(x, y)."""
+
+    kind: Literal["profile", "raster"] = param(unit="-", doc="profile (2-D polyline) or raster "
+                                               "(3-D DEM, ESRI ASCII or .npy)")
+    points: list[Vec2] = param(unit="m", doc="profile: vertices (x, z), x strictly increasing",
+                               default_factory=list)
+    segments: list[Segment] = param(unit="-", doc="profile: ground stretches covering "
+                                    "[x_first, x_last] without overlap", default_factory=list)
+    path: str = param("", unit="-", doc="raster: DEM file (.asc, or .npy z[iy, ix])", path=True)
+    origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: x, y of node [0, 0]")
+    spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: node spacing dx, dy", ge=0.0)
+    ground: str = param("", unit="-", doc="raster: name of its ground set in [grounds]")
+    width: float = param(20.0, unit="m", doc="profile: width of the VTK terrain strip", gt=0.0)
+
+    def validate(self, where: str) -> None:
+        if self.kind == "raster":
+            if not self.path:
+                raise InputError(f"{where}.path", "a raster terrain needs a DEM file")
+            if self.path.endswith(".npy") and min(self.spacing) <= 0.0:
+                raise InputError(f"{where}.spacing", "a .npy raster needs spacing = [dx, dy] > 0")
+            if not self.ground:
+                raise InputError(f"{where}.ground", "a raster terrain needs a ground set name")
+            return
+        if len(self.points) < 2:
+            raise InputError(f"{where}.points", "a profile needs at least 2 points")
+        for i, p in enumerate(self.points):
+            _finite(p, f"{where}.points[{i}]")
+        for i in range(1, len(self.points)):
+            if not self.points[i][0] > self.points[i - 1][0]:
+                raise InputError(f"{where}.points[{i}]", f"the profile is not a function of x: "
+                                 f"x = {self.points[i][0]:g} does not exceed the previous "
+                                 f"x = {self.points[i - 1][0]:g}")
+        self._check_segments(where)
+
+    def _check_segments(self, where: str) -> None:
+        if not self.segments:
+            raise InputError(f"{where}.segments", "a profile needs ground segments")
+        for i, seg in enumerate(self.segments):
+            _finite(seg.x, f"{where}.segments[{i}].x")
+            if not seg.x[1] > seg.x[0]:
+                raise InputError(f"{where}.segments[{i}].x", f"empty stretch [{seg.x[0]:g}, "
+                                 f"{seg.x[1]:g}]: 'to' must exceed 'from'")
+        order = sorted(range(len(self.segments)), key=lambda i: self.segments[i].x[0])
+        first, last = self.points[0][0], self.points[-1][0]
+        reach = first
+        for i in order:
+            lo, hi = self.segments[i].x
+            if lo < reach - 1e-9 * max(1.0, abs(reach)):
+                raise InputError(f"{where}.segments[{i}].x", f"overlapping segments: "
+                                 f"[{lo:g}, {hi:g}] starts before x = {reach:g}, where "
+                                 "the previous segment (or the profile) ends")
+            if lo > reach + 1e-9 * max(1.0, abs(reach)):
+                raise InputError(f"{where}.segments[{i}].x", f"no ground between x = {reach:g} "
+                                 f"and x = {lo:g}")
+            reach = hi
+        if abs(reach - last) > 1e-9 * max(1.0, abs(last)):
+            raise InputError(f"{where}.segments", f"the segments end at x = {reach:g}, the "
+                             f"profile at x = {last:g}")
+
+
+@dataclass
+class Start:
+    """Release state of a block (the ensemble may vary any of these and the block shape)."""
+
+    x: float = param(unit="m", doc="plan x of the centre of mass")
+    y: float = param(0.0, unit="m", doc="plan y of the centre of mass")
+    height: float = param(0.0, unit="m", doc="height of the centre above the ground vertically "
+                          "below it (ignored with on_ground)")
+    on_ground: bool = param(False, unit="-", doc="place the block resting on the ground at "
+                            "(x, y) instead (height ignored)")
+    speed: float = param(0.0, unit="m/s", doc="initial speed", ge=0.0)
+    dip: float = param(0.0, unit="deg", doc="angle of the initial velocity below the horizontal",
+                       ge=-90.0, le=90.0)
+    azimuth: float = param(0.0, unit="deg", doc="plan direction of the initial velocity, "
+                           "counter-clockwise from +x")
+    theta_0: float = param(0.0, unit="deg", doc="tilt of the major axis from the vertical, "
+                           "towards the azimuth (positive: the top leans forward)")
+    axis_yaw: float = param(0.0, unit="deg", doc="turn of the tilt plane of the major axis about "
+                            "the vertical, away from the azimuth (0: axis in the vertical plane "
+                            "of the motion)")
+    omega_0: float = param(0.0, unit="deg/s", doc="initial spin about the horizontal axis across "
+                           "the azimuth; positive is forward rolling (top-spin)")
+
+
+@dataclass
+class Spread:
+    """How one quantity varies over the ensemble: a grid of values or a distribution."""
+
+    values: list[float] = param(unit="(of the field)", doc="grid of values",
+                                default_factory=list)
+    uniform: list[float] = param(unit="(of the field)", doc="[low, high] of a uniform draw",
+                                 default_factory=list)
+    normal: list[float] = param(unit="(of the field)", doc="[mean, std] of a normal draw",
+                                default_factory=list)
+
+    def validate(self, where: str) -> None:
+        given = [name for name in ("values", "uniform", "normal") if getattr(self, name)]
+        if len(given) != 1:
+            raise InputError(where, "give exactly one of values, uniform = [low, high] or "
+                             "normal = [mean, std]")
+        for name in given:
+            _finite(getattr(self, name), f"{where}.{name}")
+        if self.uniform and (len(self.uniform) != 2 or self.uniform[1] < self.uniform[0]):
+            raise InputError(f"{where}.uniform", "expected [low, high] with low <= high")
+        if self.normal and (len(self.normal) != 2 or self.normal[1] < 0.0):
+            raise InputError(f"{where}.normal", "expected [mean, std] with std >= 0")
+
+    @property
+    def is_grid(self) -> bool:
+        return bool(self.values)
+
+
+@dataclass
+class Ensemble:
+    """The runs: the Cartesian product of the grids, each repeated ``samples`` times with the
+    distributions drawn anew. Run i draws from ``numpy.random.default_rng([seed, i])``, so a
+    run's block does not depend on how the runs are shared among MPI ranks."""
+
+    vary: dict[str, Spread] = param(unit="-", doc="varied quantities (start or block fields)",
+                                    default_factory=dict)
+    samples: int = param(1, unit="-", doc="runs per grid point", ge=1)
+    seed: int = param(0, unit="-", doc="seed of the per-run random streams", ge=0)
+
+    def validate(self, where: str) -> None:
+        for name in self.vary:
+            if name not in VARIABLES:
+                raise InputError(f"{where}.vary.{name}", f"cannot be varied (allowed: "
+                                 f"{', '.join(VARIABLES)})")
+
+
+@dataclass
+class Motion:
+    """Phase rules and free-flight physics."""
+
+    gravity: float = param(9.81, unit="m/s2", doc="gravitational acceleration", gt=0.0)
+    air_density: float = param(0.0, unit="kg/m3", doc="air density for the quadratic drag "
+                               "(0: no drag, exact ballistic flight)", ge=0.0)
+    drag_coefficient: float = param(0.47, unit="-", doc="drag coefficient C_d on the frontal "
+                                    "area of the equal-volume sphere", ge=0.0)
+    roll_height: float = param(0.05, unit="m", doc="contacts with a normal approach speed below "
+                               "sqrt(2 g cos(beta) h), and rebounds lower than h, roll instead "
+                               "of bouncing", gt=0.0)
+    after_topple: Literal["roll", "rebound"] = param("roll", unit="-", doc="after the impact "
+                                                     "module's toppling end the block rolls "
+                                                     "(HyStone), or flies when its rebound "
+                                                     "clears roll_height")
+    stop_speed: float = param(0.1, unit="m/s", doc="arrest speed (where the rolling resistance "
+                              "can hold the block)", gt=0.0)
+    t_end: float = param(600.0, unit="s", doc="longest simulated time of a block", gt=0.0)
+    max_impacts: int = param(200, unit="-", doc="most impacts of a block before it is declared "
+                             "stopped", ge=1)
+
+
+@dataclass
+class Output:
+    """Tables, plots and VTK."""
+
+    barriers: list[float] = param(unit="m", doc="x positions of the barriers for the energy and "
+                                  "passing-height envelopes", default_factory=list)
+    envelope_spacing: float = param(10.0, unit="m", doc="x spacing of the envelope stations "
+                                    "along the slope", gt=0.0)
+    sample_dt: float = param(0.02, unit="s", doc="time between stored trajectory samples",
+                             gt=0.0)
+    bins: int = param(20, unit="-", doc="histogram bins", ge=2)
+    trajectories: bool = param(True, unit="-", doc="write trajectories/block_NNNN.csv")
+    vtk: bool = param(True, unit="-", doc="write the VTK files")
+    vtk_dt: float = param(0.5, unit="s", doc="time between VTK frames of the block positions",
+                          gt=0.0)
+    plots: bool = param(True, unit="-", doc="write the PNG plots")
+
+
+@dataclass
+class Config:
+    """Root of a rockfall case."""
+
+    terrain: Terrain = param(unit="-", doc="the slope")
+    start: Start = param(unit="-", doc="release state")
+    grounds: dict[str, Ground] = param(unit="-", doc="named ground sets [grounds.<name>]: the "
+                                       "impact module's soil fields (solver describe impact, "
+                                       "soil.*) and rolling_resistance", default_factory=dict)
+    block: Block = _table(Block, "the ellipsoidal block")
+    motion: Motion = _table(Motion, "phase rules")
+    impact_solver: Solver = _table(Solver, "integration of each impact")
+    ensemble: Ensemble = _table(Ensemble, "ensemble of runs")
+    output: Output = _table(Output, "outputs")
+
+    def validate(self, where: str) -> None:
+        names = ([s.ground for s in self.terrain.segments] if self.terrain.kind == "profile"
+                 else [self.terrain.ground])
+        fields = ([f"terrain.segments[{i}].ground" for i in range(len(names))]
+                  if self.terrain.kind == "profile" else ["terrain.ground"])
+        for name, dotted in zip(names, fields):
+            if name not in self.grounds:
+                raise InputError(f"{where}: {dotted}", f"unknown ground set {name!r} (defined: "
+                                 f"{', '.join(self.grounds) or 'none'})")
+        _finite(self, where)
+
+
+def _finite(value, where: str) -> None:
+    """Every float of ``value`` (a number, a sequence or a dataclass tree) is finite."""
+    if dataclasses.is_dataclass(value):
+        for f in dataclasses.fields(value):
+            _finite(getattr(value, f.name), _child(where, f.name))
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _finite(v, _child(where, k))
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _finite(v, f"{where}[{i}]")
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(where, f"must be a finite number, got {value}")
+
+
+def _child(where: str, name: str) -> str:
+    """``file: a.b`` + ``c`` -> ``file: a.b.c``; a bare ``file`` + ``c`` -> ``file: c``."""
+    return f"{where}.{name}" if ": " in where else f"{where}: {name}"

@@ -1,0 +1,123 @@
+"""``module = "rockfall"``: an ensemble of ellipsoidal blocks on a profile or a DEM.
+
+The runs (:mod:`~solver.rockfall.ensemble`) are handed out to the MPI ranks one at a time
+(:func:`solver.parallel.dynamic_share`: runs differ much in length) and gathered on rank 0,
+which writes the files (:mod:`~solver.rockfall.output`). Each run's randomness comes from its
+own seed, so the results do not depend on the number of ranks.
+
+Results: ``runout_mean``, ``runout_std`` [m] (plan distance from release to the end point),
+``stopped_fraction`` (blocks arrested on the terrain), ``e_n_mean``, ``e_n_std``, ``e_t_mean``,
+``e_t_std`` and their KS p-values (normal fits over all impacts), ``bounce_height_fit_lambda``
+[1/m] (exponential fit of the jump heights of the rebound and roll-off jumps; null without
+any), ``bounce_height_mean``, its KS p-value, counts (``n_blocks``, ``n_impacts``,
+``n_flights``: all ballistic phases, ``n_jumps``: those fitted, ``ends``, ``failed_impacts``:
+impacts the impact module could not integrate), the stop range and the envelopes at the
+barriers. ``steps`` in the summary counts the flights and impacts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solver.case import Case
+from solver.context import RunContext, RunOutput
+from solver.errors import InputError
+from solver.parallel import dynamic_share, gather_rows
+from solver.rockfall import output, statistics
+from solver.rockfall.config import Config
+from solver.rockfall.ensemble import expand
+from solver.rockfall.terrain import build_terrain
+from solver.rockfall.trajectory import BlockSimulation
+
+__all__ = ["Config", "run"]
+
+
+def _check_barriers(cfg: Config, terrain, where: str) -> None:
+    for i, x in enumerate(cfg.output.barriers):
+        if terrain.outside_distance(x, cfg.start.y, 0.0) > 0.0:
+            raise InputError(f"{where}: output.barriers[{i}]", f"x = {x:g} is off the terrain")
+
+
+def _title(case: Case, runs) -> str:
+    cfg = case.config
+    parts = [f"{case.name}: {len(runs)} blocks", f"m = {cfg.block.mass:g} kg"]
+    for name in cfg.ensemble.vary:
+        values = [r.values[name] for r in runs]
+        parts.append(f"{name} {min(values):g}..{max(values):g}")
+    return ", ".join(parts)
+
+
+def fits(runs) -> dict:
+    """Exponential fit of the rebound and roll-off jump heights, normal fits of e_n and e_t."""
+    impacts = [i for r in runs for i in r.impacts]
+    heights = [j["jump_height"] for r in runs for j in r.jumps if j["kind"] != "release"]
+    return {"jump_height": statistics.exponential_fit(heights),
+            "e_n": statistics.normal_fit([i["e_n"] for i in impacts]),
+            "e_t": statistics.normal_fit([i["e_t"] for i in impacts])}
+
+
+def summarize(runs, fit: dict, barriers: list[dict]) -> dict:
+    """The ``results`` of an ensemble (module docstring)."""
+    runout = np.array([r.summary["runout"] for r in runs])
+    ends = [r.end for r in runs]
+    stopped = [r for r in runs if r.end == "arrested"]
+    e_n, e_t, jump = fit["e_n"], fit["e_t"], fit["jump_height"]
+    return {
+        "n_blocks": len(runs), "n_impacts": sum(len(r.impacts) for r in runs),
+        "n_flights": sum(len(r.jumps) for r in runs), "n_jumps": jump["n"],
+        "runout_mean": float(np.mean(runout)), "runout_std": float(np.std(runout)),
+        "stopped_fraction": len(stopped) / len(runs),
+        "x_stop_min": min((r.summary["x_stop"] for r in stopped), default=None),
+        "x_stop_max": max((r.summary["x_stop"] for r in stopped), default=None),
+        "e_n_mean": e_n["mean"], "e_n_std": e_n["std"], "e_n_ks_pvalue": e_n["ks_pvalue"],
+        "e_t_mean": e_t["mean"], "e_t_std": e_t["std"], "e_t_ks_pvalue": e_t["ks_pvalue"],
+        "bounce_height_fit_lambda": jump["lambda"], "bounce_height_mean": jump["mean"],
+        "bounce_height_ks_pvalue": jump["ks_pvalue"],
+        "ends": {e: ends.count(e) for e in sorted(set(ends))},
+        "failed_impacts": sum(i["end"] == "failed" for r in runs for i in r.impacts),
+        "barriers": barriers,
+    }
+
+
+def run(case: Case, ctx: RunContext) -> RunOutput:
+    cfg: Config = case.config
+    comm, where = ctx.comm, str(case.path)
+    names = list(cfg.grounds)
+    terrain = build_terrain(cfg.terrain, names, where)
+    _check_barriers(cfg, terrain, where)
+    runs = expand(cfg, where)
+    simulation = BlockSimulation(cfg, terrain, names, where)
+    for spec in runs:
+        simulation.release(spec)
+    progress = ctx.progress(len(runs), label="blocks")
+    mine = []
+    for index in dynamic_share(comm, len(runs), lambda n: progress.update(n)):
+        mine.append((index, simulation.run(runs[index])))
+    gathered = gather_rows(comm, mine)
+    results = None
+    if comm.rank == 0:
+        progress.update(len(runs), force=True)
+        results = _finish(case, ctx, terrain, runs, gathered)
+    results = comm.bcast(results, root=0)
+    return RunOutput(steps=results["n_impacts"] + results["n_flights"], results=results)
+
+
+def _finish(case: Case, ctx: RunContext, terrain, specs, runs) -> dict:
+    cfg, out, name = case.config, ctx.out_dir, case.name
+    trajectories = [r.samples for r in runs]
+    x_lo = min(float(np.min(s[:, 1])) for s in trajectories)
+    x_hi = max(float(np.max(s[:, 1])) for s in trajectories)
+    spacing = cfg.output.envelope_spacing
+    grid = np.arange(np.ceil(x_lo / spacing) * spacing, x_hi, spacing)
+    stations = {"barriers": statistics.station_envelopes(trajectories, cfg.output.barriers),
+                "grid": statistics.station_envelopes(trajectories, grid)}
+    fit = fits(runs)
+    results = summarize(runs, fit, stations["barriers"])
+    output.write_tables(out, name, runs, list(cfg.ensemble.vary), stations["barriers"],
+                        stations["grid"], cfg.output.trajectories)
+    if cfg.output.plots:
+        output.plot_all(out, name, _title(case, specs), terrain, runs, fit, stations["grid"],
+                        stations["barriers"], cfg.output.bins)
+    if cfg.output.vtk:
+        output.write_vtk(out, name, terrain, runs, cfg.terrain.width, cfg.output.vtk_dt)
+    return results
