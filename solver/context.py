@@ -15,12 +15,17 @@ class RunContext:
 
     ``comm`` is an mpi4py communicator owned by the run (a duplicate of the caller's);
     every rank gets the same ``out_dir``. ``progress(total, label)`` makes a rank-0 progress
-    reporter that honours ``--quiet``.
+    reporter that honours ``--quiet``. Checkpoints go into ``out_dir`` every
+    ``checkpoint_steps`` steps and/or ``checkpoint_seconds`` of wall time (0: never);
+    ``restart`` continues from the checkpoint in ``out_dir``.
     """
 
     comm: Any
     out_dir: Path
     quiet: bool = False
+    checkpoint_steps: int = 0
+    checkpoint_seconds: float = 0.0
+    restart: bool = False
 
     def progress(self, total: float, label: str = "step") -> Progress:
         return Progress(self.comm, total, label=label, quiet=self.quiet)

@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from solver.cdem.contact.detect import (cell_key, faces_near_cells, find_candidates,
-                                        occupied_cells)
+from solver.cdem.contact.detect import boxes_within, faces_near_boxes, find_candidates
 from solver.cdem.contact.exchange import ShareBuffers, ordered_sums
 from solver.cdem.contact.records import N_CANDIDATES
 
@@ -43,21 +42,23 @@ def test_candidates_are_the_nearest_spheres_within_the_margin():
     assert stored == total > 0
 
 
-def test_faces_near_cells_are_all_faces_whose_reach_meets_a_cell():
-    h, margin = 0.7, 0.2
+def test_faces_near_boxes_are_all_faces_whose_reach_meets_a_box():
+    margin = 0.2
     centre, radius = _spheres(40)
     lo = RNG.random((15, 3)) * 4.0
-    keys = occupied_cells(lo, lo + 0.5, h)
-    chosen = faces_near_cells(centre, radius, len(radius), keys, h, margin)
-    cells = np.array([[i, j, k] for i in range(-2, 10) for j in range(-2, 10)
-                      for k in range(-2, 10)])
-    cells = cells[np.isin(cell_key(cells), keys)]
-    lo_c, hi_c = cells * h, (cells + 1) * h
-    gap = np.maximum(0, np.maximum(lo_c[None] - centre[:, None], centre[:, None] - hi_c[None]))
+    boxes = np.hstack([lo, lo + RNG.random((15, 3)) * 0.6])
+    chosen = faces_near_boxes(centre, radius, len(radius), boxes, margin)
+    gap = np.maximum(0, np.maximum(boxes[None, :, :3] - centre[:, None],
+                                   centre[:, None] - boxes[None, :, 3:]))
     reach = (np.linalg.norm(gap, axis=2) <= (radius + margin)[:, None]).any(axis=1)
     expected = np.unique(np.nonzero(reach & (radius >= 0))[0] // 6)
     np.testing.assert_array_equal(chosen, expected)
     assert 0 < len(chosen) < 40
+    near = boxes_within(lo[:5], lo[:5] + 0.1, boxes[5:], 0.3)
+    distance = np.linalg.norm(np.maximum(0, np.maximum(boxes[None, 5:, :3] - lo[:5, None] - 0.1,
+                                                       lo[:5, None] - boxes[None, 5:, 3:])),
+                              axis=2)
+    np.testing.assert_array_equal(near, np.nonzero((distance <= 0.3).any(axis=1))[0])
 
 
 def test_ordered_sums_add_every_rows_shares_in_key_order():

@@ -126,6 +126,14 @@ class PendulumObserver:
         self.balance.append(energies.error())
         self.kinetic.append(energies.kinetic)
 
+    def state(self) -> dict:
+        return {"times": self.times, "angles": self.angles, "balance": self.balance,
+                "kinetic": self.kinetic}
+
+    def restore(self, state: dict, rows: dict) -> None:
+        self.times, self.angles = state["times"], state["angles"]
+        self.balance, self.kinetic = state["balance"], state["kinetic"]
+
     def results(self) -> dict:
         t = np.array(self.times)
         psi = np.array(self.angles)
@@ -204,6 +212,12 @@ class FailureObserver:
             key = "gravity_factor" if self.cfg.analysis.mode == "tensile" else "tilt_deg"
             self.critical = record.load[key]
 
+    def state(self) -> dict:
+        return {"critical": self.critical}
+
+    def restore(self, state: dict, rows: dict) -> None:
+        self.critical = state["critical"]
+
     def results(self) -> dict:
         numeric = self.critical if self.critical is not None else math.nan
         return {"critical_numeric": numeric, "critical_theory": self.theory,
@@ -232,6 +246,12 @@ class ColumnObserver:
 
     def __call__(self, record) -> None:
         self.last = record
+
+    def state(self) -> dict:
+        return {}
+
+    def restore(self, state: dict, rows: dict) -> None:
+        """Nothing kept: the next step's record is what the results read."""
 
     def results(self) -> dict:
         m = self.last.model
@@ -284,6 +304,14 @@ class SlidingObserver:
             self.g = record.gravity
         self.samples.append((record.stage_time, s[:3] / s[6], s[3:6] / s[6]))
 
+    def state(self) -> dict:
+        return {"g": None if self.g is None else np.asarray(self.g).tolist(),
+                "samples": [(t, v.tolist(), x.tolist()) for t, v, x in self.samples]}
+
+    def restore(self, state: dict, rows: dict) -> None:
+        self.g = None if state["g"] is None else np.asarray(state["g"])
+        self.samples = [(t, np.asarray(v), np.asarray(x)) for t, v, x in state["samples"]]
+
     def results(self) -> dict:
         g = np.asarray(self.g, float)
         theta = math.acos(-g[2] / np.linalg.norm(g))
@@ -315,6 +343,12 @@ class RestingObserver:
     def __call__(self, record) -> None:
         self.last = record
 
+    def state(self) -> dict:
+        return {}
+
+    def restore(self, state: dict, rows: dict) -> None:
+        """Nothing kept: the next step's record is what the results read."""
+
     def results(self) -> dict:
         total = self.comm.allreduce(self.last.model.contact_normal_force(), op=MPI.SUM)
         weight = self.mass * float(np.linalg.norm(self.cfg.gravity))
@@ -326,12 +360,15 @@ class RestingObserver:
 class StackObserver:
     """Largest block-node displacement during the last stage; stops it at failure."""
 
+    ELEMENT_FIELDS = ("start",)
+
     def __init__(self, comm, cfg: Config, mesh: HexMesh | None, where: str):
         self.comm = comm
         self.cfg = cfg
         self.ids = on_root(comm, lambda: _block_ids(mesh, cfg, where))
         self.rows = None
         self.start = None
+        self.restored_start = None
         self.failure_angle = math.nan
         self.moved = 0.0
 
@@ -342,6 +379,8 @@ class StackObserver:
         if self.rows is None:
             self.rows = np.nonzero(np.repeat(np.isin(m.group, self.ids), 8))[0]
         x = m.x[self.rows]
+        if self.restored_start is not None:
+            self.start, self.restored_start = self.restored_start[self.rows], None
         if self.start is None:
             self.start = x.copy()
         if record.step % self.cfg.analysis.sample_every:
@@ -352,6 +391,21 @@ class StackObserver:
             self.failure_angle = record.load["tilt_deg"]
             return True
         return False
+
+    def state(self) -> dict:
+        return {"failure_angle": self.failure_angle, "moved": self.moved,
+                "started": self.start is not None}
+
+    def element_state(self, view) -> dict:
+        """The block nodes' positions at the start of the last stage, (n_el, 8, 3)."""
+        full = np.zeros_like(view.x)
+        if self.start is not None:
+            full[np.nonzero(np.repeat(np.isin(view.group, self.ids), 8))[0]] = self.start
+        return {"start": full.reshape(-1, 8, 3)}
+
+    def restore(self, state: dict, rows: dict) -> None:
+        self.failure_angle, self.moved = state["failure_angle"], state["moved"]
+        self.restored_start = rows["start"].reshape(-1, 3) if state["started"] else None
 
     def results(self) -> dict:
         return {"failure_angle_deg": self.failure_angle, "max_block_displacement": self.moved}

@@ -50,6 +50,22 @@ class CdemWriter:
             self.faces = VtkSeries(self.comm, self.out_dir, f"{self.name}_interfaces",
                                    {"spring_states": code_table(SPRING_STATES)})
 
+    def state(self) -> dict:
+        """The frames written so far, per series (rank 0 has the file names)."""
+        return {name: series.frames for name, series in self._series().items()}
+
+    def restore(self, state: dict, m: Model) -> None:
+        """Continue the series of a checkpoint (collective)."""
+        if self.blocks is None:
+            self._open(m)
+        for name, series in self._series().items():
+            series.restore(state.get(name, []))
+
+    def _series(self) -> dict:
+        return {name: series for name, series in
+                (("blocks", self.blocks), ("faces", self.faces), ("contacts", self.contacts))
+                if series is not None}
+
     def write(self, time: float, m: Model) -> None:
         if self.blocks is None:
             self._open(m)

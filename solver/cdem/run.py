@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import math
+import signal
 
 import numpy as np
 from mpi4py import MPI
 
-from solver.case import Case
+from solver import interrupt
+from solver.case import Case, resolved_data
+from solver.cdem import checkpoint
 from solver.cdem.analyses import make_observer
+from solver.cdem.checkpoint import case_digest
 from solver.cdem.config import Config
 from solver.cdem.model import build_model
 from solver.cdem.output import CdemWriter
 from solver.cdem.results import RESULT_UNITS
-from solver.cdem.timeloop import TimeLoop
+from solver.cdem.timeloop import Checkpointing, TimeLoop
 from solver.context import RunContext, RunOutput
 from solver.errors import InputError
+from solver.interrupt import Interrupted
 from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
 from solver.parallel import root_only
@@ -49,48 +54,87 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     loop = TimeLoop(comm, model, cfg.gravity, dt)
     writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled,
                          group_names=group_names) if cfg.output.vtk else None)
+    frames = PeriodicFrames(writer, model, cfg.output.every)
     observers = [observer] if observer is not None else []
-    if writer is not None:
+    run_state = {"stage": 0, "stage_results": [], "unconverged": []}
+    digest = case_digest(resolved_data(case))
+    clock = None
+    if ctx.restart:
+        manifest = checkpoint.load(comm, ctx.out_dir, digest, loop, observers, where)
+        run_state = manifest["run"]
+        clock = manifest["clock"]
+        frames.restore(run_state["frames"], model)
+    elif writer is not None:
         writer.write(0.0, model)
-        if cfg.output.every > 0:
-            observers.append(_periodic_writer(writer, model, cfg.output.every))
-    stage_results, unconverged = [], []
-    for k, stage in enumerate(cfg.stages):
+
+    def save() -> None:
+        run_state["frames"] = frames.state()
+        checkpoint.save(comm, ctx.out_dir, digest, loop, run_state["stage"], observers,
+                        run_state)
+
+    if ctx.checkpoint_steps or ctx.checkpoint_seconds:
+        loop.checkpoint = Checkpointing(save, ctx.checkpoint_steps, ctx.checkpoint_seconds)
+    for k in range(run_state["stage"], len(cfg.stages)):
+        stage = cfg.stages[k]
+        run_state["stage"] = k
         progress = ctx.progress(stage.duration if math.isfinite(stage.duration)
                                 else stage.max_steps, label=f"{stage.name}:")
-        start_step = loop.step
-        reason = loop.run_stage(stage, observers, progress)
+        start_step = loop.step - (clock.steps if clock is not None else 0)
+        reason = loop.run_stage(stage, observers + frames.observers(), progress, clock)
+        clock = None
+        if reason == "interrupted":
+            if loop.checkpoint.write is not None:
+                save()
+            raise Interrupted(interrupt.received() or signal.SIGTERM, loop.step, loop.time)
         loop.update_stored_energy()
-        stage_results.append({"name": stage.name, "steps": loop.step - start_step,
-                              "end": reason, "unbalance_ratio": loop.unbalance})
+        stage_result = {"name": stage.name, "steps": loop.step - start_step,
+                        "end": reason, "unbalance_ratio": loop.unbalance}
         if stage.kind == "relax":
-            stage_results[-1]["converged"] = reason == "converged"
+            stage_result["converged"] = reason == "converged"
             if reason != "converged":
-                unconverged.append(f"stages[{k}] ({stage.name}): relaxation ended by {reason} "
-                                   f"at unbalance ratio {loop.unbalance:.3g} (tolerance "
-                                   f"{stage.unbalance_tol:g})")
+                run_state["unconverged"].append(
+                    f"stages[{k}] ({stage.name}): relaxation ended by {reason} at unbalance "
+                    f"ratio {loop.unbalance:.3g} (tolerance {stage.unbalance_tol:g})")
+        run_state["stage_results"].append(stage_result)
         if writer is not None:
             writer.write(loop.time, model)
+    run_state["stage"] = len(cfg.stages)
     results = _general_results(comm, loop, model)
     if model.contact is not None:
         results["contact"] = model.contact.summary()
         results["contact_types_seen"] = results["contact"]["types_seen"]
         results["max_penetration_ratio"] = results["contact"]["max_penetration_ratio"]
-    results["stages"] = stage_results
+    results["stages"] = run_state["stage_results"]
     if observer is not None:
         results.update(observer.results())
-    return RunOutput(steps=loop.step, results=results, unconverged=unconverged)
+    return RunOutput(steps=loop.step, results=results, unconverged=run_state["unconverged"])
 
 
-def _periodic_writer(writer, model, every: float):
-    state = {"next": every}
+class PeriodicFrames:
+    """Frames every ``every`` seconds of simulated time (none for 0, or without a writer)."""
 
-    def observe(record) -> None:
-        if record.time >= state["next"] - 0.5 * record.dt:
-            writer.write(record.time, model)
-            state["next"] += every
+    def __init__(self, writer, model, every: float):
+        self.writer = writer
+        self.model = model
+        self.every = every
+        self.next = every
 
-    return observe
+    def observers(self) -> list:
+        return [self] if self.writer is not None and self.every > 0 else []
+
+    def __call__(self, record) -> None:
+        if record.time >= self.next - 0.5 * record.dt:
+            self.writer.write(record.time, self.model)
+            self.next += self.every
+
+    def state(self) -> dict:
+        return {"next": self.next,
+                "series": self.writer.state() if self.writer is not None else {}}
+
+    def restore(self, state: dict, model) -> None:
+        self.next = state["next"]
+        if self.writer is not None:
+            self.writer.restore(state["series"], model)
 
 
 def _general_results(comm, loop: TimeLoop, model) -> dict:

@@ -42,10 +42,12 @@ import numpy as np
 from mpi4py import MPI
 from numba import njit
 
+from solver import interrupt
 from solver.cdem.config import Stage
 from solver.cdem.hex8 import DNDXI, element_step, strain_energy
 from solver.cdem.interface import interface_energy, interface_step, sum_slots
 from solver.cdem.model import Model
+from solver.interrupt import Diverged
 
 DAMPING = {"none": 0, "local": 1, "viscous": 2}
 
@@ -90,6 +92,42 @@ def node_step(n_own, f_int, f_slot, f_contact, mass, g, v, x, du, fixed, held_ve
             x[i, c] += d
             sums[3] += fg * d
             sums[5] += 0.5 * m * vn * vn
+
+
+GROWTH = 100.0
+STREAK = 20
+
+
+@dataclass
+class StageClock:
+    """Where a stage stands: simulated time, load time (the servo's clock) and steps."""
+
+    t_stage: float = 0.0
+    t_load: float = 0.0
+    steps: int = 0
+
+
+class Checkpointing:
+    """When to write a checkpoint: every ``every_steps`` steps and/or every
+    ``every_seconds`` of wall time (rank 0's clock, reduced with the step's sums), by
+    calling ``write()``; nothing when both are unset."""
+
+    def __init__(self, write=None, every_steps: int = 0, every_seconds: float = 0.0):
+        self.write = write
+        self.every_steps = every_steps
+        self.every_seconds = every_seconds
+        self.last = time.perf_counter()
+        self.clock_due = False
+
+    def due_by_clock(self) -> bool:
+        return bool(self.every_seconds) and time.perf_counter() - self.last >= self.every_seconds
+
+    def after_step(self, step: int) -> None:
+        if self.write is not None and (
+                self.clock_due or (self.every_steps and step % self.every_steps == 0)):
+            self.write()
+            self.last = time.perf_counter()
+            self.clock_due = False
 
 
 @dataclass
@@ -201,11 +239,17 @@ class TimeLoop:
         self.tally = np.zeros(2)
         self.broken_total = 0
         self.sums = np.zeros(6)
-        self.reduced = np.zeros(8)
+        self.reduced = np.zeros(10)
         self.unbalance = math.inf
         self.compute_seconds = 0.0
         self.contact_seconds = 0.0
         self.contact_rows = np.zeros(0, dtype=np.int64)
+        self.clock = StageClock()
+        self.checkpoint = Checkpointing()
+        self.stop_requested = False
+        self.first_kinetic = None
+        self.last_kinetic = 0.0
+        self.growth_streak = 0
 
     def one_step(self, g: np.ndarray, stage: Stage) -> int:
         """Advance one step on every rank; returns the springs broken in it (global)."""
@@ -244,11 +288,14 @@ class TimeLoop:
         return broken
 
     def _reduce(self, broken: int, moved: bool) -> int:
-        """One reduction per step: unbalance ratio and energy increments, springs broken and
-        whether a contact node moved anywhere (global sums)."""
+        """One reduction per step: unbalance ratio and energy increments, springs broken,
+        whether a contact node moved anywhere, a signal caught and a checkpoint due by the
+        wall clock on any rank (global sums)."""
         self.reduced[:6] = self.sums
         self.reduced[6] = broken
         self.reduced[7] = moved
+        self.reduced[8] = interrupt.received() > 0
+        self.reduced[9] = self.checkpoint.due_by_clock()
         self.comm.Allreduce(MPI.IN_PLACE, self.reduced, op=MPI.SUM)
         total = self.reduced
         self.unbalance = total[0] / total[1] if total[1] > 0 else 0.0
@@ -257,7 +304,44 @@ class TimeLoop:
         e.gravity_work += total[3]
         e.held_work += total[4]
         e.kinetic = total[5]
+        self.stop_requested = total[8] > 0
+        self.checkpoint.clock_due = total[9] > 0
+        self._guard(total)
         return int(total[6])
+
+    def _guard(self, total: np.ndarray) -> None:
+        """Stop a diverging run at once: the reduced sums non-finite, or the kinetic energy
+        beyond GROWTH times everything that could have fed it (its first value, the work of
+        gravity and of the held dofs, the stored energy at the start) while growing
+        exponentially, by a factor over 1.5 per step for STREAK steps in a row (the mark of
+        an unstable step; an impact that frees stored contact energy grows it only for a
+        few steps)."""
+        e = self.energies
+        if self.first_kinetic is None:
+            self.first_kinetic = e.kinetic
+        self.growth_streak = self.growth_streak + 1 if e.kinetic > 1.5 * self.last_kinetic \
+            else 0
+        self.last_kinetic = e.kinetic
+        bound = GROWTH * (self.first_kinetic + abs(e.gravity_work) + abs(e.held_work)
+                          + abs(e.reference)) + 1e-300
+        if np.all(np.isfinite(total)) and (e.kinetic <= bound or self.growth_streak < STREAK):
+            return
+        what = (f"kinetic energy {e.kinetic:.3e} J, over {GROWTH:g} times the work done on "
+                f"the model ({bound / GROWTH:.3e} J)" if np.all(np.isfinite(total))
+                else "the state is not finite")
+        raise Diverged(f"step {self.step + 1} (t = {self.time + self.dt:.6g} s)",
+                       f"diverged: {what}; {self._worst_element()}", self.step + 1,
+                       self.time + self.dt)
+
+    def _worst_element(self) -> str:
+        """The element with the fastest (or a non-finite) node, over all ranks."""
+        n, e = self.m.nodes, self.m.elements
+        speed = np.linalg.norm(n.v, axis=1).reshape(-1, 8).max(axis=1) if len(e) else \
+            np.zeros(0)
+        speed = np.where(np.isfinite(speed), speed, np.inf)
+        local = (float(speed.max()), int(e.gid[np.argmax(speed)])) if len(e) else (-1.0, -1)
+        top, gid = max(self.comm.allgather(local))
+        return f"worst element {gid} (node speed {top:.3e} m/s)"
 
     def update_stored_energy(self) -> Energies:
         """Element and spring strain energy and spring dissipation (global; collective)."""
@@ -272,32 +356,33 @@ class TimeLoop:
         self.energies.strain, self.energies.spring, self.energies.spring_dissipated = total
         return self.energies
 
-    def run_stage(self, stage: Stage, observers, progress=None) -> str:
-        """March one stage; returns why it ended ("converged", "failure", "duration",
-        "max_steps", or "observer" when an observer returned True)."""
-        t_stage = 0.0
-        t_load = 0.0
-        steps = 0
+    def run_stage(self, stage: Stage, observers, progress=None,
+                  clock: StageClock | None = None) -> str:
+        """March one stage, from its start or from ``clock`` (a restart); returns why it
+        ended ("converged", "failure", "duration", "max_steps", "observer" when an observer
+        returned True, or "interrupted" after a signal). Due checkpoints are written at the
+        step boundaries where the stage goes on (``self.checkpoint``)."""
+        self.clock = clock = clock if clock is not None else StageClock()
         reason = "max_steps"
-        while steps < stage.max_steps:
-            if t_stage >= stage.duration - 1e-12 * self.dt:
+        while clock.steps < stage.max_steps:
+            if clock.t_stage >= stage.duration - 1e-12 * self.dt:
                 reason = "duration"
                 break
-            g, load = gravity_at(self.g0, stage, t_load)
+            g, load = gravity_at(self.g0, stage, clock.t_load)
             broken = self.one_step(g, stage)
             self.broken_total += broken
-            steps += 1
+            clock.steps += 1
             self.step += 1
             self.time += self.dt
-            t_stage += self.dt
+            clock.t_stage += self.dt
             if stage.load_tolerance == 0.0 or self.unbalance < stage.load_tolerance:
-                t_load += self.dt
-            record = StepRecord(self.step, self.time, self.dt, stage, t_stage, g,
+                clock.t_load += self.dt
+            record = StepRecord(self.step, self.time, self.dt, stage, clock.t_stage, g,
                                 self.unbalance, broken, load, self.view,
                                 self.update_stored_energy)
             stop = [obs(record) for obs in observers]
             if progress is not None:
-                progress.update(t_stage if math.isfinite(stage.duration) else steps,
+                progress.update(clock.t_stage if math.isfinite(stage.duration) else clock.steps,
                                 stage=stage.name, step=self.step, unbalance=self.unbalance,
                                 broken=self.broken_total)
             if stage.stop_on_failure and broken > 0:
@@ -306,10 +391,14 @@ class TimeLoop:
             if any(stop):
                 reason = "observer"
                 break
-            if stage.kind == "relax" and self.unbalance < stage.unbalance_tol and steps > 1:
+            if (stage.kind == "relax" and self.unbalance < stage.unbalance_tol
+                    and clock.steps > 1):
                 reason = "converged"
                 break
-        self.g0 = gravity_at(self.g0, stage, t_load)[0]
+            if self.stop_requested:
+                return "interrupted"
+            self.checkpoint.after_step(self.step)
+        self.g0 = gravity_at(self.g0, stage, clock.t_load)[0]
         if stage.reset_displacement:
             self.reset_displacement()
         return reason

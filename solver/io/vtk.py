@@ -198,6 +198,17 @@ class VtkSeries:
             self.frames.append((float(time), ""))
         self.comm.Barrier()
 
+    def restore(self, frames: list[tuple[float, str]]) -> None:
+        """Continue after ``frames`` (a restart): later frames of an interrupted run are
+        removed, so the series has neither gaps nor duplicates (collective)."""
+        self.frames = [(float(t), f if self.comm.rank == 0 else "") for t, f in frames]
+        if self.comm.rank == 0:
+            for path in self.piece_dir.glob(f"{self.name}_*"):
+                if int(path.stem.split("_")[-2 if path.suffix == ".vtu" else -1]) >= len(frames):
+                    path.unlink()
+            self._write_pvd()
+        self.comm.Barrier()
+
     def _write_pvtu(self, path: Path, frame: int, point_data: dict, cell_data: dict) -> None:
         def arrays(data: dict) -> str:
             return "".join(f"      <PDataArray {_array_attributes(k, v)}/>\n"

@@ -17,12 +17,11 @@ Ghost faces, in two levels at every renewal:
    radius among them (``surface_boxes``; an Allgather sized by the rank count). With
    h = Rmax + margin (Rmax the largest over all ranks), ranks whose boxes come within h of
    each other are neighbours, a symmetric relation every rank evaluates alike;
-2. each rank sends each neighbour the cells of edge h (a grid common to all ranks) that
-   its active elements occupy within h of the neighbour's boxes (``occupied_cells``,
-   ``cells_near_boxes``), and sends back the elements with a face whose sphere, inflated
-   by the margin, reaches one of the neighbour's cells (``faces_near_cells``): every face a
-   neighbour's semi-spring could take as a candidate, since its semi-springs lie in those
-   cells, and hardly more.
+2. each rank sends each neighbour the bounding boxes of its active elements within h of
+   the neighbour's boxes (``boxes_within``), and gets back the elements with a face whose
+   sphere, inflated by the margin, reaches one of them (``faces_near_boxes``): every face
+   a neighbour's semi-spring could take as a candidate, since its semi-springs lie in those
+   element boxes, and hardly more (one layer of elements along a partition boundary).
 
 Only neighbours exchange cells and elements, so the traffic scales with the partition
 boundary, not with the whole surface.
@@ -91,77 +90,75 @@ def box_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sqrt((gap ** 2).sum(axis=2))
 
 
-_OFFSET = 1 << 20
-
-
-def occupied_cells(lo: np.ndarray, hi: np.ndarray, h: float) -> np.ndarray:
-    """Sorted keys of the cells of edge h (origin 0) that the boxes lo, hi (n, 3) overlap."""
-    first = np.floor(lo / h).astype(np.int64)
-    span = np.floor(hi / h).astype(np.int64) - first + 1
-    if not len(first):
-        return np.zeros(0, dtype=np.int64)
-    keys = []
-    for d in np.ndindex(*span.max(axis=0)):
-        inside = np.all(np.asarray(d) < span, axis=1)
-        keys.append(cell_key(first[inside] + np.asarray(d)))
-    return np.unique(np.concatenate(keys))
-
-
-def cell_key(ijk: np.ndarray) -> np.ndarray:
-    """One int64 per cell (i, j, k), |i|, |j|, |k| < 2^20 (a million cells each way)."""
-    if ijk.size and np.abs(ijk).max() >= _OFFSET:
-        raise ValueError("contact search cells out of range: the model spans more than a "
-                         "million search cells along an axis")
-    ijk = ijk + _OFFSET
-    return (ijk[:, 0] << 42) | (ijk[:, 1] << 21) | ijk[:, 2]
-
-
-def cells_near_boxes(keys: np.ndarray, h: float, boxes: np.ndarray, reach: float) -> np.ndarray:
-    """The cells (keys) within ``reach`` of any of the boxes (m, 6)."""
-    ijk = np.column_stack([(keys >> 42) & 0x1FFFFF, (keys >> 21) & 0x1FFFFF,
-                           keys & 0x1FFFFF]) - _OFFSET
-    cells = np.hstack([ijk * h, (ijk + 1) * h])
-    near = (box_distance(cells, boxes) <= reach).any(axis=1) if len(boxes) else \
-        np.zeros(len(keys), dtype=bool)
-    return keys[near]
-
-
-@njit(cache=True, inline="always")
-def _gap(c, n, h):
-    """Distance from the coordinate c to the cell interval [n h, (n + 1) h]."""
-    return max(n * h - c, c - (n + 1) * h, 0.0)
+@njit(cache=True)
+def boxes_within(lo, hi, boxes, reach):
+    """Indices of the boxes lo, hi (n, 3) within ``reach`` of any of ``boxes`` (m, 6)."""
+    out = np.zeros(lo.shape[0], dtype=np.bool_)
+    for i in range(lo.shape[0]):
+        for j in range(boxes.shape[0]):
+            d2 = 0.0
+            for k in range(3):
+                g = max(boxes[j, k] - hi[i, k], lo[i, k] - boxes[j, 3 + k], 0.0)
+                d2 += g * g
+            if d2 <= reach * reach:
+                out[i] = True
+                break
+    return np.nonzero(out)[0]
 
 
 @njit(cache=True)
-def faces_near_cells(centre, radius, n_faces, keys, h, margin):
+def faces_near_boxes(centre, radius, n_faces, boxes, margin):
     """Own elements (face index // 6) with an active face whose sphere, inflated by the
-    margin, reaches one of the cells (sorted keys, edge h), in increasing order."""
+    margin, reaches one of ``boxes`` (m, 6: lo, hi), in increasing order. The boxes are
+    binned on a grid of cells of edge Rmax + margin (a spatial hash of every cell a box
+    overlaps), so each face looks at the boxes of the 27 cells around its centre."""
     out = np.zeros(n_faces // 6, dtype=np.bool_)
-    if keys.shape[0] == 0:
+    m = boxes.shape[0]
+    if m == 0:
         return np.nonzero(out)[0]
-    offset = 1 << 20
+    h = margin
+    for q in range(n_faces):
+        h = max(h, radius[q] + margin)
+    size = 1
+    while size < 8 * m:
+        size *= 2
+    mask = size - 1
+    count = np.zeros(size + 1, dtype=np.int64)
+    for sweep in range(2):
+        if sweep == 1:
+            for b in range(size):
+                count[b + 1] += count[b]
+            fill = count[:-1].copy()
+            members = np.empty(count[size], dtype=np.int64)
+        for j in range(m):
+            for i in range(int(math.floor(boxes[j, 0] / h)), int(math.floor(boxes[j, 3] / h)) + 1):
+                for k in range(int(math.floor(boxes[j, 1] / h)),
+                               int(math.floor(boxes[j, 4] / h)) + 1):
+                    for n in range(int(math.floor(boxes[j, 2] / h)),
+                                   int(math.floor(boxes[j, 5] / h)) + 1):
+                        b = _cell_hash(i, k, n, mask)
+                        if sweep == 0:
+                            count[b + 1] += 1
+                        else:
+                            members[fill[b]] = j
+                            fill[b] += 1
     for q in range(n_faces):
         if radius[q] < 0.0 or out[q // 6]:
             continue
         reach = radius[q] + margin
-        lo = np.empty(3, dtype=np.int64)
-        hi = np.empty(3, dtype=np.int64)
-        for k in range(3):
-            lo[k] = int(math.floor((centre[q, k] - reach) / h))
-            hi[k] = int(math.floor((centre[q, k] + reach) / h))
-        found = False
-        for i in range(lo[0], hi[0] + 1):
-            for j in range(lo[1], hi[1] + 1):
-                for k in range(lo[2], hi[2] + 1):
-                    key = ((i + offset) << 42) | ((j + offset) << 21) | (k + offset)
-                    at = np.searchsorted(keys, key)
-                    if at == keys.shape[0] or keys[at] != key:
-                        continue
-                    d2 = (_gap(centre[q, 0], i, h) ** 2 + _gap(centre[q, 1], j, h) ** 2
-                          + _gap(centre[q, 2], k, h) ** 2)
-                    if d2 <= reach * reach:
-                        found = True
-        out[q // 6] = found
+        c0, c1, c2 = centre[q, 0], centre[q, 1], centre[q, 2]
+        i0, i1, i2 = int(math.floor(c0 / h)), int(math.floor(c1 / h)), int(math.floor(c2 / h))
+        for d0 in range(-1, 2):
+            for d1 in range(-1, 2):
+                for d2 in range(-1, 2):
+                    b = _cell_hash(i0 + d0, i1 + d1, i2 + d2, mask)
+                    for at in range(count[b], count[b + 1]):
+                        j = members[at]
+                        g0 = max(boxes[j, 0] - c0, c0 - boxes[j, 3], 0.0)
+                        g1 = max(boxes[j, 1] - c1, c1 - boxes[j, 4], 0.0)
+                        g2 = max(boxes[j, 2] - c2, c2 - boxes[j, 5], 0.0)
+                        if g0 * g0 + g1 * g1 + g2 * g2 <= reach * reach:
+                            out[q // 6] = True
     return np.nonzero(out)[0]
 
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
-from solver.cdem.contact.detect import (box_distance, cells_near_boxes, face_spheres,
-                                        faces_near_cells, find_candidates, moved_beyond,
-                                        occupied_cells, surface_boxes)
+from solver.cdem.contact.detect import (box_distance, boxes_within, face_spheres,
+                                        faces_near_boxes, find_candidates, moved_beyond,
+                                        surface_boxes)
 from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST_WIDTH,
                                           VERTEX_FACE, ShareBuffers, contact_types,
                                           count_loaded, ghost_rows, node_shares, ordered_sums,
@@ -234,9 +234,24 @@ class Contact:
         (collective over the communicator)."""
         self.renewals += 1
         self.steps_since_renewal = 0
+        self._exchange_ghosts(x, du, self.p.margin)
+        own = self.own_active
+        centre = np.zeros((6 * len(self.gid), 3))
+        radius = np.zeros(6 * len(self.gid))
+        face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
+        points = np.zeros((len(self.ss), 3))
+        semi_spring_points(x, self.base, self.ss.elem, self.ss.face, self.ss.vertex,
+                           self.p.alpha, points)
+        self.checks += find_candidates(points, self.ss.elem, self.glued[own], centre, radius,
+                                       self.gid, self.p.margin, self.candidates)
+        self.x_renewal = x[self._own_rows()].copy()
+
+    def _exchange_ghosts(self, x: np.ndarray, du: np.ndarray, margin: float) -> None:
+        """Ghost elements from the neighbours: those with a face within ``margin`` of this
+        rank's search cells, with their coordinates and this step's increments."""
         self._set_elements(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                            np.zeros((0, 3)), np.zeros((0, 6), dtype=bool), np.zeros(0))
-        chosen = self._ghosts_for_neighbours(x)
+        chosen = self._ghosts_for_neighbours(x, margin)
         own = self.own_active
         coords = x[self._own_rows()].reshape(-1, 8, 3)
         send = [ghost_rows(self.own.gid[own[c]], 8 * own[c], coords[c], self.active[c],
@@ -255,20 +270,10 @@ class Contact:
             {r: np.arange(8 * first[i], 8 * first[i + 1]) for i, r in enumerate(ranks)})
         self._set_elements(gid, owner_base, gx, g_active, g_mass)
         self.ghost_halo.forward(du, into=self.gdu)
-        centre = np.zeros((6 * len(self.gid), 3))
-        radius = np.zeros(6 * len(self.gid))
-        face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
-        points = np.zeros((len(self.ss), 3))
-        semi_spring_points(x, self.base, self.ss.elem, self.ss.face, self.ss.vertex,
-                           self.p.alpha, points)
-        self.checks += find_candidates(points, self.ss.elem, self.glued[own], centre, radius,
-                                       self.gid, self.p.margin, self.candidates)
-        self.x_renewal = x[self._own_rows()].copy()
 
-    def _ghosts_for_neighbours(self, x: np.ndarray) -> list[np.ndarray]:
+    def _ghosts_for_neighbours(self, x: np.ndarray, margin: float) -> list[np.ndarray]:
         """The neighbour ranks (renewed), and for each the own active elements (indices)
         it needs as ghosts: the two levels of solver.cdem.contact.detect."""
-        margin = self.p.margin
         centre = np.zeros((6 * self.n_own, 3))
         radius = np.zeros(6 * self.n_own)
         face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
@@ -285,15 +290,63 @@ class Contact:
         if self.comm.allreduce(ranks != self.neighbours.ranks, op=MPI.LOR):
             self.neighbours.free()
             self.neighbours = Neighbours(self.comm, ranks, self.traffic)
-        cells = occupied_cells(lo, hi, h)
-        near = [cells_near_boxes(cells, h, everyone[r][0], h) for r in self.neighbours.ranks]
+        near = [np.hstack([lo, hi])[boxes_within(lo, hi, everyone[r][0], h)]
+                for r in self.neighbours.ranks]
         theirs, per_rank = self.neighbours.exchange(
-            np.concatenate(near) if near else np.zeros(0, dtype=np.int64),
-            np.array([len(c) for c in near], dtype=np.int64))
+            np.concatenate(near) if near else np.zeros((0, 6)),
+            np.array([len(b) for b in near], dtype=np.int64))
         first = np.concatenate([[0], np.cumsum(per_rank)])
-        return [faces_near_cells(centre, radius, len(radius),
-                                 np.sort(theirs[first[i]:first[i + 1]]), h, margin)
+        return [faces_near_boxes(centre, radius, len(radius), theirs[first[i]:first[i + 1]],
+                                 margin)
                 for i in range(len(per_rank))]
+
+    # -- checkpoint ------------------------------------------------------------------------
+    def state(self) -> tuple[dict, dict]:
+        """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
+        history keyed by record key, their potential targets as global face ids, the
+        positions at the last renewal keyed by element id; the counters (global values
+        where the summary reduces them, see :meth:`restore`)."""
+        faces = np.where(self.candidates >= 0,
+                         6 * self.gid[np.maximum(self.candidates, 0) // 6] + self.candidates % 6,
+                         -1)
+        tables = {name: {"keys": rec.key, "target": rec.target, "f_t": rec.f_t,
+                         "dashpot": rec.dashpot, "f_n": rec.f_n, "status": rec.status}
+                  for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se))}
+        tables["semi_springs"]["candidates"] = faces
+        tables["renewal"] = {"keys": self.own.gid[self.own_active],
+                             "x": self.x_renewal.reshape(-1, 8, 3)}
+        scalars = {"renewals": self.renewals, "steps": self.steps,
+                   "steps_since_renewal": self.steps_since_renewal,
+                   "checks": self.comm.allreduce(self.checks),
+                   "max_overlap": self.comm.allreduce(self.max_overlap, op=MPI.MAX),
+                   "types_seen": sorted(set().union(*self.comm.allgather(self.types_seen))),
+                   "tally": [self.comm.allreduce(float(v)) for v in self.tally[:2]]}
+        return tables, scalars
+
+    def restore(self, x: np.ndarray, du: np.ndarray, tables: dict, scalars: dict) -> None:
+        """Continue from :meth:`state` (after ``set_glue`` with the restored glue state, on
+        any partition). Ghosts come from a search with three times the margin: every face
+        that was a potential target at the last renewal is still that close, since no node
+        has moved more than half the margin since (collective)."""
+        for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se)):
+            for field in ("target", "f_t", "dashpot", "f_n", "status"):
+                getattr(rec, field)[:] = tables[name][field]
+        self._exchange_ghosts(x, du, 3.0 * self.p.margin)
+        local = {int(g): c for c, g in enumerate(self.gid)}
+        faces = tables["semi_springs"]["candidates"]
+        known = np.array([local.get(int(f) // 6, -1) for f in faces.ravel()]).reshape(faces.shape)
+        if np.any((faces >= 0) & (known < 0)):
+            raise RuntimeError("a potential target of the checkpoint has no ghost here")
+        self.candidates = np.where(faces >= 0, 6 * known + faces % 6, -1)
+        self.x_renewal = tables["renewal"]["x"].reshape(-1, 3).copy()
+        self.renewals = scalars["renewals"]
+        self.steps = scalars["steps"]
+        self.steps_since_renewal = scalars["steps_since_renewal"]
+        self.max_overlap = scalars["max_overlap"]
+        self.types_seen = set(scalars["types_seen"])
+        first = self.comm.rank == 0
+        self.checks = scalars["checks"] if first else 0
+        self.tally[:2] = scalars["tally"] if first else 0.0
 
     # -- reporting -------------------------------------------------------------------------
     def contact_types(self) -> set[str]:

@@ -1,0 +1,126 @@
+"""Checkpoint and restart of a CDEM run (solver.io.checkpoint holds the file format).
+
+A checkpoint is taken at a step boundary where the stage goes on. It holds everything the
+next step reads, keyed by global ids so that any partition can take it up:
+
+* per element (global id): x0, x, v, the element forces f_int, the contact forces f_contact,
+  the interface-spring force slots f_slot of its nodes and the Gauss-point stresses; plus
+  what observers keep per element;
+* observers take part through ``state() -> dict`` (global, JSON) and
+  ``restore(state, rows)``, and with ``ELEMENT_FIELDS`` and ``element_state(view)`` for
+  rows per element;
+* per interface face (global face id): the springs' opening, shear force and state;
+* per contact record (record key): target, tangential force, dashpot memory, normal force
+  and status; the potential targets of the semi-springs (global face ids) and, per active
+  element, its node positions at the last renewal;
+* in the manifest: the case it belongs to (a digest of the resolved case), step, time, the
+  stage and its clock, gravity, energies and tallies (global sums), the contact counters,
+  the observers' state, the frames of the output series and the stages already done.
+
+Everything else (glue state, ghosts, neighbour sets, halos) is rebuilt from these, so a
+restart continues the motion bit for bit on the same or another number of ranks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+import numpy as np
+
+from solver.cdem.timeloop import Energies, StageClock, TimeLoop
+from solver.errors import InputError
+from solver.io import checkpoint as files
+
+
+def case_digest(resolved: dict) -> str:
+    """A digest of the resolved case (every field with its value)."""
+    text = json.dumps(resolved, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers: list,
+         extra: dict) -> float:
+    """Write the checkpoint of ``loop``'s model and counters (collective); ``extra``:
+    JSON-serialisable run state (stage results, output series, periodic writer). Returns
+    the seconds it took."""
+    m = loop.m
+    n, e, s = m.nodes, m.elements, m.springs
+    elements = {"keys": e.gid, "x0": n.x0.reshape(-1, 8, 3), "x": n.x.reshape(-1, 8, 3),
+                "v": n.v.reshape(-1, 8, 3), "f_int": n.f_int.reshape(-1, 8, 3),
+                "f_contact": n.f_contact.reshape(-1, 8, 3),
+                "f_slot": s.f_slot[:n.n_own].reshape(-1, 8, 3, 3), "stress": e.stress}
+    for k, obs in enumerate(observers):
+        for name, rows in obs.element_state(loop.view).items() if _per_element(obs) else ():
+            elements[f"observer{k}_{name}"] = rows
+    tables = {"elements": elements,
+              "springs": {"keys": s.face_gid, "u_n": s.u_n, "f_s": s.f_s, "state": s.state}}
+    contact = None
+    if m.contact is not None:
+        contact_tables, contact = m.contact.state()
+        tables.update(contact_tables)
+    tally = [comm.allreduce(float(v)) for v in loop.tally]
+    manifest = {"case": digest, "step": loop.step, "time": loop.time, "dt": loop.dt,
+                "stage": stage_index, "clock": dataclasses.asdict(loop.clock),
+                "g0": loop.g0.tolist(), "energies": dataclasses.asdict(loop.energies),
+                "tally": tally, "broken_total": loop.broken_total, "unbalance": loop.unbalance,
+                "guard": [loop.first_kinetic, loop.last_kinetic, loop.growth_streak],
+                "contact": contact,
+                "observers": [obs.state() for obs in observers],
+                "run": extra}
+    return files.write(comm, out_dir, manifest, tables)
+
+
+def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str) -> dict:
+    """Restore ``loop`` (its model freshly built from the same case, on any number of
+    ranks) and the observers from the run folder's checkpoint; returns the manifest, whose
+    ``stage``, ``clock`` and ``run`` tell where to go on (collective)."""
+    path = files.find(out_dir, where)
+    manifest = files.read_manifest(path)
+    if manifest["case"] != digest:
+        raise InputError(where, f"the checkpoint in {out_dir} belongs to another case "
+                                "(the case file or a --set value changed since)")
+    ranks = manifest["ranks"]
+    m = loop.m
+    n, e, s = m.nodes, m.elements, m.springs
+    element_fields = ["x0", "x", "v", "f_int", "f_contact", "f_slot", "stress"]
+    observer_fields = [[f"observer{k}_{name}" for name in obs.ELEMENT_FIELDS]
+                       if _per_element(obs) else [] for k, obs in enumerate(observers)]
+    rows = files.read_table(path, ranks, "elements", e.gid,
+                            element_fields + sum(observer_fields, []))
+    for name, target in (("x0", n.x0), ("x", n.x), ("v", n.v), ("f_int", n.f_int),
+                         ("f_contact", n.f_contact)):
+        target[:] = rows[name].reshape(-1, 3)
+    s.f_slot[:n.n_own] = rows["f_slot"].reshape(-1, 3, 3)
+    e.stress[:] = rows["stress"]
+    springs = files.read_table(path, ranks, "springs", s.face_gid, ["u_n", "f_s", "state"])
+    s.u_n[:], s.f_s[:], s.state[:] = springs["u_n"], springs["f_s"], springs["state"]
+    if m.contact is not None:
+        c = m.contact
+        c.set_glue(m.interfaces.glued_neighbours(s.state, len(e)))
+        fields = ["target", "f_t", "dashpot", "f_n", "status"]
+        tables = {"semi_springs": files.read_table(path, ranks, "semi_springs", c.ss.key,
+                                                   fields + ["candidates"]),
+                  "semi_edges": files.read_table(path, ranks, "semi_edges", c.se.key, fields),
+                  "renewal": files.read_table(path, ranks, "renewal", c.own.gid[c.own_active],
+                                              ["x"])}
+        c.restore(n.x, n.du, tables, manifest["contact"])
+    loop.step, loop.time, loop.dt = manifest["step"], manifest["time"], manifest["dt"]
+    loop.g0 = np.asarray(manifest["g0"])
+    loop.energies = Energies(**manifest["energies"])
+    first = comm.rank == 0
+    loop.tally[:] = manifest["tally"] if first else 0.0
+    loop.broken_total = manifest["broken_total"]
+    loop.unbalance = manifest["unbalance"]
+    loop.first_kinetic, loop.last_kinetic, loop.growth_streak = manifest["guard"]
+    loop.contact_rows = np.nonzero(np.any(n.f_contact != 0.0, axis=1))[0]
+    for obs, state, names in zip(observers, manifest["observers"], observer_fields):
+        obs.restore(state, {name.split("_", 1)[1]: rows[name] for name in names})
+    manifest["clock"] = StageClock(**manifest["clock"])
+    return manifest
+
+
+def _per_element(observer) -> bool:
+    """Whether an observer keeps state per element (``ELEMENT_FIELDS``, ``element_state``)."""
+    return bool(getattr(observer, "ELEMENT_FIELDS", ()))

@@ -1,0 +1,75 @@
+"""Checkpoint and restart of the CDEM engine: a run restarted from its checkpoint ends in the
+same state, to the last bit, as the run that went through; also on another rank count."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from solver.case import from_dict
+from solver.cdem import checkpoint
+from solver.cdem.config import Config
+from solver.cdem.model import model_from_mesh
+from solver.cdem.timeloop import Checkpointing, TimeLoop
+from solver.errors import InputError
+from solver.mesh.build import mesh_from_config
+
+from test_cdem_mpi import CONTACT_CASE
+
+STEPS, AT = 700, 400            # the block lands, springs break, pieces move by step 400
+
+
+def _positions(comm, model, n_cells):
+    gid = (8 * model.elements.gid[:, None] + np.arange(8)).ravel()
+    x = np.zeros((8 * n_cells, 3))
+    x[gid] = model.nodes.x
+    comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+    return x
+
+
+def _run(comm, out, restart=False, digest="case-a"):
+    """Run CONTACT_CASE to STEPS; with a checkpoint at step AT into ``out``, or restarting
+    from it. Returns the final positions, the model and the loop."""
+    cfg = from_dict(Config, CONTACT_CASE, "checkpoint-test", "", None)
+    mesh = mesh_from_config(cfg.mesh, "checkpoint-test")
+    model = model_from_mesh(comm, cfg, mesh, "checkpoint-test")
+    loop = TimeLoop(comm, model, cfg.gravity,
+                    0.5 * comm.allreduce(model.dt_limit_local, op=MPI.MIN))
+    clock = None
+    if restart:
+        clock = checkpoint.load(comm, out, digest, loop, [], "checkpoint-test")["clock"]
+    else:
+        loop.checkpoint = Checkpointing(
+            lambda: checkpoint.save(comm, out, digest, loop, 0, [], {}), every_steps=AT)
+    loop.run_stage(dataclasses.replace(cfg.stages[0], max_steps=STEPS), [], clock=clock)
+    return _positions(comm, model, mesh.n_cells), model, loop
+
+
+def test_restart_continues_to_the_last_bit(tmp_path):
+    x_through, model, loop = _run(MPI.COMM_SELF, tmp_path)
+    x_restart, restarted, again = _run(MPI.COMM_SELF, tmp_path, restart=True)
+    assert np.count_nonzero(model.springs.state) > 0 and model.contact.renewals > 2
+    assert np.array_equal(x_restart, x_through)
+    assert again.step == loop.step == STEPS
+    assert restarted.contact.summary() == model.contact.summary()
+    assert again.energies.gravity_work == pytest.approx(loop.energies.gravity_work, rel=1e-12)
+
+
+def test_restart_refuses_a_checkpoint_of_another_case(tmp_path):
+    _run(MPI.COMM_SELF, tmp_path)
+    with pytest.raises(InputError, match="another case"):
+        _run(MPI.COMM_SELF, tmp_path, restart=True, digest="case-b")
+
+
+@pytest.mark.mpi(min_size=2)
+def test_restart_on_another_rank_count_continues_to_the_last_bit(mpi_tmp_path):
+    comm = MPI.COMM_WORLD
+    x_parallel, _, _ = _run(comm, mpi_tmp_path / "parallel")
+    x_from_parallel, _, _ = _run(MPI.COMM_SELF, mpi_tmp_path / "parallel", restart=True)
+    assert np.array_equal(x_from_parallel, x_parallel)
+    if comm.rank == 0:
+        _run(MPI.COMM_SELF, mpi_tmp_path / "serial")
+    comm.Barrier()
+    x_from_serial, _, _ = _run(comm, mpi_tmp_path / "serial", restart=True)
+    assert np.array_equal(x_from_serial, x_parallel)
