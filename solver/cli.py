@@ -8,6 +8,7 @@ line ``error: <file>: <field>: <message>`` and exit code 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
@@ -30,6 +31,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="overrides", action="append", default=[],
                      metavar="KEY.SUB=VALUE", help="override a case field (value parsed as TOML)")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--checkpoint-every", type=_every, metavar="N|TIME",
+                     help="write a checkpoint every N steps, or every TIME of wall time "
+                          "(e.g. 30min, 45s, 2h), and a last one when interrupted")
+    run.add_argument("--restart", metavar="DIR",
+                     help="continue the run in DIR from its last checkpoint (the same case)")
     init = sub.add_parser("init", help="write a commented case template that runs as written")
     init.add_argument("module")
     init.add_argument("--out", default="case.toml", help="case file to write (default case.toml)")
@@ -56,16 +62,39 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _every(text: str) -> tuple[int, float]:
+    """``--checkpoint-every``: (steps, seconds), one of them 0."""
+    units = {"s": 1.0, "min": 60.0, "h": 3600.0}
+    for unit, scale in sorted(units.items(), key=lambda u: -len(u[0])):
+        if text.endswith(unit) and text[: -len(unit)].replace(".", "", 1).isdigit():
+            seconds = float(text[: -len(unit)]) * scale
+            if seconds > 0:
+                return 0, seconds
+    if text.isdigit() and int(text) > 0:
+        return int(text), 0.0
+    raise argparse.ArgumentTypeError(f"expected a step count or a time such as 30min, "
+                                     f"got {text!r}")
+
+
 def _run(args, comm) -> int:
+    from solver import interrupt
     from solver.case import load_case, resolved_data
-    from solver.context import RunContext
+    from solver.context import RunContext, RunOutput
+    from solver.errors import InputError
     from solver.io import summary as summ
     from solver.io.toml import dumps
-    from solver.modules import result_units_for, runner_for
+    from solver.modules import checkpoints, result_units_for, runner_for
 
     case = load_case(args.case, args.overrides)
     run = runner_for(case.module, f"{case.path}: module")
-    out_dir = Path(args.out) if args.out else Path("out") / case.name
+    if (args.checkpoint_every or args.restart) and not checkpoints(case.module, "--restart"):
+        raise InputError("command line", f"module {case.module!r} writes no checkpoints "
+                                          "(--checkpoint-every and --restart are for cdem)")
+    if args.restart and args.out and Path(args.out) != Path(args.restart):
+        raise InputError("command line", "--restart DIR runs in DIR: leave out --out")
+    out_dir = Path(args.restart or args.out or Path("out") / case.name)
+    if args.restart and not out_dir.is_dir():
+        raise InputError("--restart", f"{out_dir} is not a run folder")
     resolved = out_dir / "case.resolved.toml"
     created = False
     started = summ.now_utc()
@@ -79,9 +108,24 @@ def _run(args, comm) -> int:
             "every field with its value (defaults filled in, paths absolute)")))
     created = comm.bcast(created, root=0)
     comm.Barrier()
+    steps, seconds = args.checkpoint_every or (0, 0.0)
+    context = RunContext(comm=comm, out_dir=out_dir, quiet=args.quiet, checkpoint_steps=steps,
+                         checkpoint_seconds=seconds, restart=bool(args.restart))
     start = time.perf_counter()
+    status, code = "done", 0
+    signals = (interrupt.catching_signals() if checkpoints(case.module, "module")
+               else contextlib.nullcontext())
     try:
-        output = run(case, RunContext(comm=comm, out_dir=out_dir, quiet=args.quiet))
+        with signals:
+            output = run(case, context)
+    except interrupt.Interrupted as exc:
+        output = RunOutput(steps=exc.step, results={"time": exc.time})
+        status, code = "interrupted", 128 + exc.signum
+    except interrupt.Diverged as exc:
+        output = RunOutput(steps=exc.step, results={"time": exc.time})
+        status, code = "diverged", 3
+        if comm.rank == 0:
+            print(f"error: {case.path}: {exc.where}: {exc.message}", file=sys.stderr)
     except BaseException:
         if comm.rank == 0:
             if created:
@@ -95,12 +139,18 @@ def _run(args, comm) -> int:
             print(f"warning: {case.path}: {line}: not converged", file=sys.stderr)
         path = summ.write_summary(
             out_dir, case.name, case.module, comm.size, wall, output.steps, output.results,
-            started=started, solver_version=__version__, git_commit=summ.git_commit(),
-            converged=not output.unconverged,
+            status=status, started=started, solver_version=__version__,
+            git_commit=summ.git_commit(),
+            converged=status == "done" and not output.unconverged,
             units=summ.units_of(output.results, result_units_for(case.module, "units")))
-        if not args.quiet:
+        if status == "interrupted":
+            print(f"interrupted after step {output.steps}; the run goes on with "
+                  f"'solver run {args.case} --restart {out_dir}'"
+                  + ("" if steps or seconds else " once it writes checkpoints"
+                     " (--checkpoint-every)"), file=sys.stderr)
+        elif not args.quiet:
             print(f"wrote {path}", file=sys.stderr)
-    return 0
+    return code
 
 
 def _max_op():
@@ -201,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc.where}: {exc.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        if comm.size > 1:
+            MPI.COMM_WORLD.Abort(130)
         return 130
     except Exception:
         if comm.size > 1:

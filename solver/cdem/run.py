@@ -25,7 +25,9 @@ from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
 from solver.parallel import root_only
 
-__all__ = ["Config", "RESULT_UNITS", "run"]
+__all__ = ["CHECKPOINTS", "Config", "RESULT_UNITS", "run"]
+
+CHECKPOINTS = True
 
 
 def time_step(comm, cfg: Config, model, where: str) -> float:
@@ -96,7 +98,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
                     f"stages[{k}] ({stage.name}): relaxation ended by {reason} at unbalance "
                     f"ratio {loop.unbalance:.3g} (tolerance {stage.unbalance_tol:g})")
         run_state["stage_results"].append(stage_result)
-        if writer is not None:
+        if writer is not None and writer.last_time() != loop.time:
             writer.write(loop.time, model)
     run_state["stage"] = len(cfg.stages)
     results = _general_results(comm, loop, model)

@@ -334,14 +334,13 @@ class TimeLoop:
                        self.time + self.dt)
 
     def _worst_element(self) -> str:
-        """The element with the fastest (or a non-finite) node, over all ranks."""
+        """The element with the fastest (or a non-finite) node velocity, over all ranks."""
         n, e = self.m.nodes, self.m.elements
-        speed = np.linalg.norm(n.v, axis=1).reshape(-1, 8).max(axis=1) if len(e) else \
-            np.zeros(0)
-        speed = np.where(np.isfinite(speed), speed, np.inf)
+        speed = np.abs(n.v).max(axis=1).reshape(-1, 8).max(axis=1) if len(e) else np.zeros(0)
+        speed = np.where(np.isnan(speed), np.inf, speed)
         local = (float(speed.max()), int(e.gid[np.argmax(speed)])) if len(e) else (-1.0, -1)
         top, gid = max(self.comm.allgather(local))
-        return f"worst element {gid} (node speed {top:.3e} m/s)"
+        return f"worst element {gid} (node velocity {top:.3e} m/s)"
 
     def update_stored_energy(self) -> Energies:
         """Element and spring strain energy and spring dissipation (global; collective)."""
