@@ -332,12 +332,13 @@ class Contact:
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
                 getattr(rec, field)[:] = tables[name][field]
         self._exchange_ghosts(x, du, 3.0 * self.p.margin)
-        local = {int(g): c for c, g in enumerate(self.gid)}
         faces = tables["semi_springs"]["candidates"]
-        known = np.array([local.get(int(f) // 6, -1) for f in faces.ravel()]).reshape(faces.shape)
-        if np.any((faces >= 0) & (known < 0)):
+        order = np.argsort(self.gid, kind="stable")
+        elem = np.maximum(faces, 0) // 6
+        at = np.minimum(np.searchsorted(self.gid[order], elem), max(len(order) - 1, 0))
+        if np.any((faces >= 0) & (self.gid[order][at] != elem)):
             raise RuntimeError("a potential target of the checkpoint has no ghost here")
-        self.candidates = np.where(faces >= 0, 6 * known + faces % 6, -1)
+        self.candidates = np.where(faces >= 0, 6 * order[at] + faces % 6, -1)
         self.x_renewal = tables["renewal"]["x"].reshape(-1, 3).copy()
         self.renewals = scalars["renewals"]
         self.steps = scalars["steps"]
