@@ -9,6 +9,7 @@ from mpi4py import MPI
 
 from solver.case import Case
 from solver.cdem.analyses import make_observer
+from solver.cdem.checks import check_case, check_time_step
 from solver.cdem.config import Config
 from solver.cdem.model import build_local_model
 from solver.cdem.output import CdemWriter
@@ -21,9 +22,14 @@ from solver.parallel import on_root
 __all__ = ["Config", "run"]
 
 
+def stability_limit(comm, model) -> float:
+    """The global stable step of the model (the smallest over the ranks)."""
+    return comm.allreduce(model.dt_limit_local, op=MPI.MIN)
+
+
 def time_step(comm, cfg: Config, model, where: str) -> float:
     """The global step: safety x stability limit, or the given one if it is below the limit."""
-    limit = comm.allreduce(model.dt_limit_local, op=MPI.MIN)
+    limit = stability_limit(comm, model)
     if cfg.time.dt > 0:
         if cfg.time.dt > limit:
             raise InputError(f"{where}: time.dt", f"{cfg.time.dt:.3e} s is above the stability "
@@ -37,8 +43,10 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     comm = ctx.comm
     where = str(case.path)
     mesh = on_root(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
+    check_case(cfg, mesh, where)
     model = build_local_model(comm, cfg, mesh, where)
     dt = time_step(comm, cfg, model, where)
+    check_time_step(cfg, mesh, dt, stability_limit(comm, model), where)
     loop = TimeLoop(comm, model, cfg.gravity, dt)
     observer = make_observer(comm, cfg, mesh, model)
     writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled)
