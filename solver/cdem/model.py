@@ -203,21 +203,39 @@ def node_spring_stiffness(topo, spring_k: np.ndarray, g2l: np.ndarray,
 
 
 def stable_dt(mats: ElementMaterials, x_el: np.ndarray, volumes: np.ndarray, mass: np.ndarray,
-              k_node: np.ndarray, zeta_node: np.ndarray) -> np.ndarray:
+              k_node: np.ndarray, zeta_node: np.ndarray,
+              damping=((0.0, 0.0),)) -> np.ndarray:
     """Stable central-difference step per element (n_el,), Gershgorin bound per node:
-    omega^2 <= (2 c_p / h)^2 + 2 k_node / m_node, dt = (2 / omega) (sqrt(1 + zeta^2) - zeta),
-    with c_p = sqrt((K + 4G/3) / rho), h = V / (largest face area) the element thickness,
-    k_node the spring (and contact) stiffness the node may carry and zeta_node the damping
-    ratio of its contact dashpots (the limit of the damped oscillator with the velocity of
-    the last half step in the dashpot; Belytschko, Liu & Moran, Nonlinear Finite Elements,
-    section 6.2)."""
+    omega^2 <= (2 c_p / h)^2 + 2 k_node / m_node, with c_p = sqrt((K + 4G/3) / rho),
+    h = V / (largest face area) the element thickness and k_node the spring (and contact)
+    stiffness the node may carry; the smallest step over the stages' ``damping`` pairs
+    (Cundall local alpha, mass-proportional c [1/s]).
+
+    Damping taken with the last half-step velocity (contact dashpots, mass-proportional
+    damping) makes a damped oscillator stable for dt <= (2 / omega) (sqrt(1 + zeta^2) - zeta)
+    (Belytschko, Liu & Moran, Nonlinear Finite Elements, section 6.2), zeta the damping
+    ratio: zeta_node of the node's contact dashpots plus c / (2 omega).
+
+    Local damping (Cundall 1987), F_d = -alpha |F| sign(v^{n-1/2}), scales the force by
+    1 - alpha where v has the sign of F and by 1 + alpha where it opposes F. In the mode
+    that sets the step limit, x_n = (-1)^n X, v^{n-1/2} = 2 (-1)^n X / dt always opposes
+    F_n = -k x_n, so the scheme integrates m a = (1 + alpha) F in every step and grows once
+    (1 + alpha) omega^2 dt^2 > 4; with several dofs, M^-1 diag(1 +- alpha) K has no
+    eigenvalue above (1 + alpha) times the largest of M^-1 K. Hence the bound with
+    omega' = sqrt(1 + alpha) omega and the dashpot scaled alike, zeta' = sqrt(1 + alpha)
+    zeta_node (derived here; the single-dof limit is checked against the time-loop kernel
+    in the tests)."""
     faces = x_el[:, FACES]
     largest = np.max(face_areas(faces.reshape(-1, 4, 3)).reshape(-1, 6), axis=1)
     h = volumes / largest
     c_p = np.sqrt((mats.lam + 2.0 * mats.mu) / mats.density)
     omega_el = 2.0 * c_p / h
-    omega = np.sqrt(np.repeat(omega_el ** 2, 8) + 2.0 * k_node / mass)
-    dt_node = 2.0 / omega * (np.sqrt(1.0 + zeta_node ** 2) - zeta_node)
+    omega_0 = np.sqrt(np.repeat(omega_el ** 2, 8) + 2.0 * k_node / mass)
+    dt_node = np.full(len(omega_0), np.inf)
+    for alpha, c in damping:
+        omega = np.sqrt(1.0 + alpha) * omega_0
+        zeta = np.sqrt(1.0 + alpha) * zeta_node + c / (2.0 * omega)
+        dt_node = np.minimum(dt_node, 2.0 / (omega * (np.hypot(1.0, zeta) + zeta)))
     return dt_node.reshape(-1, 8).min(axis=1)
 
 
@@ -310,7 +328,8 @@ def build_local_model(comm, cfg: Config, mesh: HexMesh, where: str) -> LocalMode
         rows = (8 * g2l[surface[on_me]][:, None] + np.arange(8)).ravel()
         k_node[rows] += np.repeat(model.contact.stable_stiffness()[on_me], 8)
         zeta_node[rows] = model.contact.node_damping_ratio()
-    dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, k_node, zeta_node)
+    dt_el = stable_dt(_sub(mats, mine), x_all[mine], volumes[mine], mass, k_node, zeta_node,
+                      [stage.damping_terms for stage in cfg.stages])
     model.dt_limit_local = float(dt_el.min()) if len(dt_el) else np.inf
     return model
 
