@@ -23,9 +23,9 @@ import math
 import numpy as np
 
 from solver.cdem.config import Config
-from solver.cdem.hex8 import FACES, element_volumes
+from solver.cdem.hex8 import element_volumes, thinnest_height
 from solver.cdem.interface import face_areas, shared_faces
-from solver.cdem.model import _group_ids, element_materials, spring_stiffness
+from solver.cdem.model import _group_ids, element_frequency, element_materials, spring_stiffness
 from solver.errors import InputError
 from solver.mesh.hexmesh import HexMesh
 
@@ -148,17 +148,15 @@ def _model_step(cfg: Config, mesh: HexMesh, limit: float,
                 where: str) -> tuple[str | None, str]:
     """(field, description) of what sets the stability limit at the limiting element:
     mass-proportional damping that cuts its step more than SPRING_BLAME times (damping ratio
-    zeta = c / (2 omega), omega = 2 c_p / h), springs that raise its frequency more than
-    SPRING_BLAME times, or its material; field is None when the material is within the range
-    of solids (p-wave speed up to C_SOLID)."""
+    zeta = c / (2 omega), omega the element's own largest frequency), springs that raise
+    its frequency more than SPRING_BLAME times, or its material; field is None when the
+    material is within the range of solids (p-wave speed up to C_SOLID)."""
     mats = element_materials(mesh, cfg.materials, where)
     x = mesh.points[mesh.cells]
-    largest = face_areas(x[:, FACES].reshape(-1, 4, 3)).reshape(-1, 6).max(axis=1)
-    volumes = element_volumes(x)
-    h = volumes / largest
+    h = thinnest_height(x)
     c_p = np.sqrt((mats.lam + 2.0 * mats.mu) / mats.density)
     with np.errstate(all="ignore"):
-        element_step = h / c_p
+        element_step = 2.0 / element_frequency(mats, x)
     e = int(np.nanargmin(element_step))
     k = int(material_index(mesh, cfg, where)[e])
     mat = cfg.materials[k]
@@ -173,7 +171,7 @@ def _model_step(cfg: Config, mesh: HexMesh, limit: float,
             return field, (f"{text}, and {field} = {stage.damping_terms[1]:g} 1/s is "
                            f"{zeta:.3g} times critical there")
     if ratio > SPRING_BLAME:
-        field, value = _stiffest_springs(cfg, mesh, mats, volumes, h, where)
+        field, value = _stiffest_springs(cfg, mesh, mats, element_volumes(x), h, where)
         return field, (f"{text}, and the springs of {field} = {value:g} raise its frequency "
                        f"{ratio:.3g} times")
     if c_p[e] > C_SOLID or not math.isfinite(limit) or limit <= 0.0:
