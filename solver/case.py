@@ -34,6 +34,9 @@ from typing import Any, Literal, get_args, get_origin
 
 from solver.errors import InputError
 
+COORDINATE_LIMIT = 1e8
+"""Largest coordinate magnitude a case may give [m] (beyond any geographic coordinate)."""
+
 
 def param(default: Any = MISSING, *, unit: str, doc: str, ge: float | None = None,
           gt: float | None = None, le: float | None = None, lt: float | None = None,

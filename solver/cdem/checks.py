@@ -30,7 +30,8 @@ from solver.errors import InputError
 from solver.mesh.hexmesh import HexMesh
 
 STEP_CAP = 1e8
-"""Most steps a stage may need (about a day of a 1e6-element model on one core)."""
+"""Most steps a stage may need (hours already for a thousand elements, at 1e7
+element-steps/s)."""
 
 SPRING_BLAME = 10.0
 """Springs that raise the limiting element's frequency more than this are named in the error

@@ -1,11 +1,11 @@
 """The output folder of a run: one run per folder, results that appear whole.
 
 A run never writes into its target folder directly. Rank 0 checks the target and creates a
-hidden sibling ``.<name>.part-<random>``; every rank writes there, and :meth:`OutputFolder.publish`
-renames it onto the target once the run is complete (``summary.json`` included), so the
-target holds a complete run or nothing new. A run that fails calls :meth:`OutputFolder.discard`;
-one that is killed leaves only the hidden sibling. The checks, on rank 0, reported on every rank
-as one InputError naming ``--out``:
+hidden sibling ``.<name>.part-<pid>-<random>``; every rank writes there, and
+:meth:`OutputFolder.publish` renames it onto the target once the run is complete
+(``summary.json`` included), so the target holds a complete run or nothing new. A run that
+fails calls :meth:`OutputFolder.discard`; one that is killed leaves only the hidden sibling.
+The checks, on rank 0, reported on every rank as one InputError naming ``--out``:
 
 * the target must not be a file, and its parent must be writable;
 * a non-empty target holding a run (``summary.json`` or a ``.pvd`` series) is refused unless
@@ -17,6 +17,7 @@ as one InputError naming ``--out``:
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -49,7 +50,9 @@ def _prepare(target: Path, overwrite: bool) -> Path:
                     raise InputError(where, f"{shown} holds another run; pass --overwrite to "
                                             "replace it, or choose another folder")
         target.parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".{target.name}.part-", dir=target.parent))
+        work = target.parent / f".{target.name}.part-{os.getpid()}-{secrets.token_hex(4)}"
+        work.mkdir()
+        return work
     except OSError as exc:
         raise InputError(where, f"cannot write the output folder {shown}: "
                                 f"{exc.strerror or exc}") from None
@@ -61,6 +64,7 @@ class OutputFolder:
     def __init__(self, comm, target: str | Path, overwrite: bool = False):
         self.comm = comm
         self.target = Path(target)
+        self.overwrite = overwrite
         self.work = on_root(comm, lambda: _prepare(self.target, overwrite))
 
     def publish(self) -> Path:
@@ -79,6 +83,9 @@ class OutputFolder:
         old = None
         try:
             if target.exists() and any(target.iterdir()):
+                if not (self.overwrite and holds_run(target)):
+                    return f"{self.target} filled up during the run with files it may not " \
+                           f"replace; the run is kept in {self.work}"
                 old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
                 target.rename(old / target.name)
             os.replace(self.work, target)

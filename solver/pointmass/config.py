@@ -9,13 +9,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from solver.case import param
+from solver.case import COORDINATE_LIMIT, param
 from solver.errors import InputError
 
 INF = math.inf
 Vec2 = tuple[float, float]
-COORDINATE_LIMIT = 1e8
-"""Largest plan coordinate [m] (beyond any geographic coordinate)."""
 MAX_STEPS = 1e8
 """Most time steps (t_end / dt) and output frames (t_end / every x 100) a run may need."""
 
