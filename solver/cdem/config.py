@@ -6,13 +6,11 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from solver.case import param
+from solver.case import COORDINATE_LIMIT, param
 from solver.errors import InputError
 
 INF = math.inf
 Vec3 = tuple[float, float, float]
-COORDINATE_LIMIT = 1e8
-"""Largest coordinate magnitude of a generated box [m] (beyond any geographic coordinate)."""
 
 
 def check_axis(axis: Vec3, where: str) -> None:
