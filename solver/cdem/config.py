@@ -204,7 +204,7 @@ class Stage:
 class TimeConfig:
     """Time step: automatic (safety * stability limit) or given."""
 
-    safety: float = param(0.5, unit="-", doc="fraction of the stable step (0.01 to 1)",
+    safety: float = param(0.8, unit="-", doc="fraction of the stable step (0.01 to 1)",
                           ge=0.01, le=1.0)
     dt: float = param(0.0, unit="s", doc="fixed step (0: automatic); must be below the limit",
                       ge=0.0)
