@@ -115,7 +115,7 @@ def test_gravity_column_at_safety_one_with_every_damping_mode(damping, springs, 
     """Roller-based 10 m column (E = 1e9 Pa, rho = 2500 kg/m3): static top settlement
     rho g H^2 / (2 (K + 4G/3)) (1.02 mm at nu = 0.25, plus the soft interfaces' share
     rho g H^2 / (2 beta (K + 4G/3)) with beta = 0.01); from rest it never exceeds twice that.
-    Local damping relaxes it to sigma_zz = -rho g (H - z) (as at safety 0.5); the viscous
+    Local damping relaxes it to sigma_zz = -rho g (H - z) (as at the default safety); the viscous
     c = 5000 1/s is about half critical at the column's highest frequency."""
     args = ["run", str(CASES / "column_gravity.toml"), "--out", str(tmp_path / "out"),
             "--quiet", "--set", "time.safety=1.0"]
