@@ -25,6 +25,7 @@ def catching_signals():
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+        _received["signal"] = 0
 
 
 def received() -> int:

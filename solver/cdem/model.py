@@ -18,7 +18,7 @@ from solver.cdem.config import Config, Material
 from solver.cdem.constitutive import MODELS, lame
 from solver.cdem.contact import Contact, ContactElements, ContactParams
 from solver.cdem.halo import Halo, Neighbours
-from solver.cdem.hex8 import element_volumes, lumped_masses
+from solver.cdem.hex8 import element_volumes, lumped_masses, thinnest_height
 from solver.cdem.interface import INTACT, SLOT
 from solver.cdem.state import Elements, InterfaceSprings, Nodes
 from solver.errors import InputError
@@ -201,22 +201,55 @@ def interface_strength(cfg: Config, mats: MaterialTable, part: MeshPart,
     return tensile, cohesion, tan_phi
 
 
-def stable_dt(density, lam, mu, x_el: np.ndarray, volumes: np.ndarray, mass: np.ndarray,
-              k_node: np.ndarray, zeta_node: np.ndarray) -> np.ndarray:
-    """Stable central-difference step per element (n_el,), Gershgorin bound per node:
-    omega^2 <= (2 c_p / h)^2 + 2 k_node / m_node, dt = (2 / omega) (sqrt(1 + zeta^2) - zeta),
-    with c_p = sqrt((K + 4G/3) / rho), h = V / (largest face area) the element thickness,
-    k_node the spring (and contact) stiffness the node may carry and zeta_node the damping
-    ratio of its contact dashpots (the limit of the damped oscillator with the velocity of
-    the last half step in the dashpot; Belytschko, Liu & Moran, Nonlinear Finite Elements,
-    section 6.2)."""
-    faces = x_el[:, FACES]
-    largest = np.max(face_areas(faces.reshape(-1, 4, 3)).reshape(-1, 6), axis=1)
-    h = volumes / largest
-    c_p = np.sqrt((lam + 2.0 * mu) / density)
-    omega_el = 2.0 * c_p / h
+def critical_step(omega: np.ndarray, zeta: np.ndarray, alpha: float = 0.0,
+                  c: float = 0.0) -> np.ndarray:
+    """Largest stable central-difference step of an oscillator of circular frequency omega
+    with dashpot damping ratio zeta, under Cundall local damping alpha and mass-proportional
+    damping c [1/s] (the time loop's ``local`` and ``viscous`` modes).
+
+    Damping taken with the last half-step velocity (dashpots, mass-proportional damping)
+    is stable for dt <= (2 / omega) (sqrt(1 + zeta^2) - zeta) (Belytschko, Liu & Moran,
+    Nonlinear Finite Elements, section 6.2), here with zeta + c / (2 omega).
+
+    Local damping (Cundall 1987), F_d = -alpha |F| sign(v^{n-1/2}), scales the force by
+    1 - alpha where v has the sign of F and by 1 + alpha where it opposes F. In the mode
+    that sets the step limit, x_n = (-1)^n X, v^{n-1/2} = 2 (-1)^n X / dt always opposes
+    F_n = -k x_n, so the scheme integrates m a = (1 + alpha) F in every step and grows once
+    (1 + alpha) omega^2 dt^2 > 4; with several dofs, M^-1 diag(1 +- alpha) K has no
+    eigenvalue above (1 + alpha) times the largest of M^-1 K. So omega and the dashpot
+    force grow by sqrt(1 + alpha) and 1 + alpha: omega' = sqrt(1 + alpha) omega,
+    zeta' = sqrt(1 + alpha) zeta (derived here; tests/test_stable_step.py checks the limit
+    on the time loop's own kernel)."""
+    omega = np.sqrt(1.0 + alpha) * omega
+    zeta = np.sqrt(1.0 + alpha) * zeta + c / (2.0 * omega)
+    return 2.0 / (omega * (np.hypot(1.0, zeta) + zeta))
+
+
+def element_frequency(density: np.ndarray, lam: np.ndarray, mu: np.ndarray,
+                      x_el: np.ndarray) -> np.ndarray:
+    """Largest circular frequency of each element alone (n_el,), with its lumped masses:
+    omega^2 = 4 max(3K, 2G) / (rho h^2), max(3K, 2G) the largest eigenvalue of the elastic
+    [D] (3K = 3 lam + 2 mu), h = solver.cdem.hex8.thinnest_height. For a cube it is the
+    largest eigenvalue of the element's stiffness over its masses (the volumetric mode for
+    nu >= 0, a shear mode below); boxes, parallelepipeds and distorted elements stay below
+    it (tests/test_stable_step.py). The p-wave estimate 2 c_p / h falls short of it by up to
+    sqrt(3) (nu -> 0.5)."""
+    modulus = np.maximum(3.0 * lam + 2.0 * mu, 2.0 * mu)
+    return 2.0 * np.sqrt(modulus / density) / thinnest_height(x_el)
+
+
+def stable_dt(density, lam, mu, x_el: np.ndarray, mass: np.ndarray, k_node: np.ndarray,
+              zeta_node: np.ndarray, damping=((0.0, 0.0),)) -> np.ndarray:
+    """Stable central-difference step per element (n_el,), bound per node:
+    omega^2 <= omega_el^2 + 2 k_node / m_node (the element's own largest frequency,
+    :func:`element_frequency`, plus the Gershgorin bound of the springs at the node), k_node
+    the spring (and contact) stiffness the node may carry and zeta_node the damping ratio of
+    its contact dashpots; the smallest :func:`critical_step` over the stages' ``damping``
+    pairs (Cundall local alpha, mass-proportional c)."""
+    omega_el = element_frequency(density, lam, mu, x_el)
     omega = np.sqrt(np.repeat(omega_el ** 2, 8) + 2.0 * k_node / mass)
-    dt_node = 2.0 / omega * (np.sqrt(1.0 + zeta_node ** 2) - zeta_node)
+    dt_node = np.min([critical_step(omega, zeta_node, alpha, c) for alpha, c in damping],
+                     axis=0)
     return dt_node.reshape(-1, 8).min(axis=1)
 
 
@@ -350,8 +383,8 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
                                     cohesion)
         k_node += np.repeat(np.where(capable, contact.stable_stiffness(), 0.0), 8)
         zeta_node = np.repeat(np.where(capable, contact.node_damping_ratio(), 0.0), 8)
-    dt_el = stable_dt(elements.density, elements.lam, elements.mu, part.coords, volumes, mass,
-                      k_node, zeta_node)
+    dt_el = stable_dt(elements.density, elements.lam, elements.mu, part.coords, mass, k_node,
+                      zeta_node, [stage.damping_terms for stage in cfg.stages])
     return Model(nodes=nodes, elements=elements, springs=springs, interfaces=interfaces,
                  contact=contact, dt_limit_local=float(dt_el.min()) if n_el else np.inf,
                  n_cells_global=part.n_cells, n_faces_global=part.n_faces)
