@@ -45,7 +45,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     where = str(case.path)
     mesh = root_only(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
     part = distribute(comm, mesh, cfg.partitioner, f"{where}: mesh")
-    observer = make_observer(comm, cfg, mesh, where)
+    observer = make_observer(comm, cfg, mesh, where, (ctx.out_dir, case.name))
     del mesh
     model = build_model(comm, cfg, part, where)
     group_names = part.group_names
