@@ -225,16 +225,31 @@ class OutputConfig:
 class Analysis:
     """What the run measures for its results (see solver.cdem.analyses)."""
 
-    type: Literal["none", "pendulum", "failure", "column", "sliding", "resting", "stack"] = param(
-        "none", unit="-", doc="which result set to compute")
+    type: Literal["none", "pendulum", "failure", "column", "sliding", "resting", "stack",
+                  "landslide"] = param("none", unit="-", doc="which result set to compute")
     mode: Literal["tensile", "shear", "toppling"] = param(
         "tensile", unit="-", doc="failure: which closed form is the theory")
     pivot: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="pendulum: point on the pinned axis")
     axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="pendulum: the pinned axis")
-    block_group: str = param("block", unit="-", doc="failure/column: the group of the block")
+    block_group: str = param("block", unit="-", doc="failure/column: the group of the block; "
+                             "landslide: the sliding body")
     sample_every: int = param(10, unit="-", doc="steps between samples", ge=1)
     failure_displacement: float = param(0.005, unit="m", doc="stack: a block moved this far "
-                                        "during the last stage means failure", gt=0.0)
+                                        "during the last stage means failure; landslide: the "
+                                        "sliding body's centre of mass, in the trigger stage",
+                                        gt=0.0)
+    bed_group: str = param("bedrock", unit="-", doc="landslide: the held bedrock group (the "
+                           "landslide mass is every other group)")
+    trigger_stage: str = param("trigger", unit="-", doc="landslide: the stage that ends once "
+                               "the sliding body has moved failure_displacement")
+    runout_stage: str = param("runout", unit="-", doc="landslide: the stage that ends when "
+                              "the mass stops (skipped when the trigger did not move it)")
+    stop_fraction: float = param(1e-3, unit="-", doc="landslide: the mass has stopped when "
+                                 "its kinetic energy stays below this fraction of its peak",
+                                 gt=0.0, lt=1.0)
+    stop_window: float = param(2.0, unit="s", doc="landslide: for this long", gt=0.0)
+    map_cell: float = param(0.0, unit="m", doc="landslide: cell of the deposit map (0: half "
+                            "the median plan size of the mass elements)", ge=0.0)
 
     def validate(self, where: str) -> None:
         check_axis(self.axis, f"{where}.axis")

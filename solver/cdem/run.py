@@ -54,7 +54,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     mesh = root_only(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
     root_only(comm, lambda: check_case(cfg, mesh, where))
     part = distribute(comm, mesh, cfg.partitioner, f"{where}: mesh")
-    observer = make_observer(comm, cfg, mesh, where)
+    observer = make_observer(comm, cfg, mesh, where, (ctx.out_dir, case.name))
     model = build_model(comm, cfg, part, where)
     group_names = part.group_names
     del part
