@@ -60,8 +60,10 @@ def _run(args, comm) -> int:
     from solver.case import load_case, resolved_data
     from solver.context import RunContext
     from solver.io import summary as summ
+    from solver.io.folders import check_writable
     from solver.io.toml import dumps
     from solver.modules import result_units_for, runner_for
+    from solver.parallel import root_only
 
     case = load_case(args.case, args.overrides)
     run = runner_for(case.module, f"{case.path}: module")
@@ -69,6 +71,7 @@ def _run(args, comm) -> int:
     resolved = out_dir / "case.resolved.toml"
     created = False
     started = summ.now_utc()
+    root_only(comm, lambda: check_writable(out_dir))
     if comm.rank == 0:
         created = not out_dir.exists()
         out_dir.mkdir(parents=True, exist_ok=True)
