@@ -57,20 +57,21 @@ def slope_mesh(nx: int = 80, ny: int = 25, nz: int = 50) -> HexMesh:
     return mesh
 
 
-def model_and_config(comm, name: str):
+def model_and_config(comm, name: str, slope_n=(80, 25, 50)):
     if name == "column":
         cfg = load_case(ROOT / "cases" / "column_gravity.toml").config
         mesh = mesh_from_config(cfg.mesh, "column") if comm.rank == 0 else None
     else:
         cfg = from_dict(Config, SLOPE, "slope", "", None)
-        mesh = slope_mesh() if comm.rank == 0 else None
+        mesh = slope_mesh(*slope_n) if comm.rank == 0 else None
     model = model_from_mesh(comm, cfg, mesh, name)
     dt = cfg.time.safety * comm.allreduce(model.dt_limit_local, op=MPI.MIN)
     return cfg, model, TimeLoop(comm, model, cfg.gravity, dt)
 
 
-def measure(comm, name: str, prestep: bool, backend: str | None, max_steps: int) -> dict:
-    cfg, model, loop = model_and_config(comm, name)
+def measure(comm, name: str, prestep: bool, backend: str | None, max_steps: int,
+            slope_n=(80, 25, 50)) -> dict:
+    cfg, model, loop = model_and_config(comm, name, slope_n)
     stage = cfg.stages[0]
     stage.max_steps = max_steps
     comm.Barrier()
@@ -93,12 +94,15 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=1_000_000)
     parser.add_argument("--skip-alone", action="store_true",
                         help="only the prestep + relaxation")
+    parser.add_argument("--slope-n", type=int, nargs=3, default=[80, 25, 50],
+                        metavar=("NX", "NY", "NZ"), help="slope elements along x, y, z")
     parser.add_argument("--json")
     args = parser.parse_args()
     comm = MPI.COMM_WORLD
     modes = [True] if args.skip_alone else [False, True]
     measure(comm, "column", True, args.backend, 3)          # loads kernels and solver once
-    rows = [measure(comm, args.model, p, args.backend, args.max_steps) for p in modes]
+    rows = [measure(comm, args.model, p, args.backend, args.max_steps, args.slope_n)
+            for p in modes]
     if comm.rank == 0:
         for row in rows:
             pre = row["prestep"]

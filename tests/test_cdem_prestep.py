@@ -15,7 +15,7 @@ from solver.case import from_dict, load_case
 from solver.cdem.config import Config
 from solver.cdem.hex8 import element_step
 from solver.cdem.model import model_from_mesh
-from solver.cdem.prestep import implicit_prestep
+from solver.cdem.prestep import RTOL, implicit_prestep
 from solver.cdem.stiffness import element_stiffness, rigid_body_modes
 from solver.cdem.timeloop import ModelView, TimeLoop
 from solver.cli import main
@@ -141,8 +141,9 @@ SLOPE = {
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_prestep_on_two_ranks_matches_one_rank(backend):
     """The partitioned prestep (PETSc distributed; scipy gathered to rank 0) reaches the
-    same equilibrium as one rank: displacements within 1e-8 of their maximum, the
-    prestep's stopping tolerance (unbalance ratio below 1e-3 x 1e-5)."""
+    same equilibrium as one rank: the unbalance ratio below the prestep's target (1e-3 x
+    1e-5) and the displacements within a few times the linear solves' relative tolerance
+    RTOL of each other (a partition changes GAMG's aggregates, so its iterates)."""
     comm = MPI.COMM_WORLD
     u_par, report = _prestep_displacements(comm, backend)
     same = None
@@ -152,7 +153,7 @@ def test_prestep_on_two_ranks_matches_one_rank(backend):
         same = np.abs(u_par - u_one).max() / scale
     same = comm.bcast(same, root=0)
     assert report["unbalance_ratio"] < 1e-8
-    assert same < 1e-8, same
+    assert same < 5 * RTOL, same
 
 
 @NO_PETSC
@@ -161,7 +162,7 @@ def test_petsc_and_pyamg_reach_the_same_equilibrium():
     u, report = _prestep_displacements(comm, "petsc")
     reference, _ = _prestep_displacements(comm, "scipy")
     assert report["solver"] == "petsc cg + gamg"
-    assert np.abs(u - reference).max() < 1e-8 * np.abs(reference).max()
+    assert np.abs(u - reference).max() < 5 * RTOL * np.abs(reference).max()
 
 
 @pytest.mark.parametrize("stage, words", [

@@ -54,9 +54,9 @@ class LocalSystem:
 
 
 def default_backend() -> str:
-    """``petsc`` when petsc4py imports, else ``scipy``."""
+    """``petsc`` when petsc4py and its PETSc import, else ``scipy``."""
     try:
-        import petsc4py  # noqa: F401
+        from petsc4py import PETSc  # noqa: F401
     except ImportError:
         return "scipy"
     return "petsc"
@@ -68,8 +68,8 @@ class PetscSolver:
     def __init__(self, comm, system: LocalSystem, rtol: float, shift: float, where: str):
         from petsc4py import PETSc
 
-        self.PETSc = PETSc
         self.where = where
+        self.n_global = system.n_global
         n, big_n = system.n_local, system.n_global
         ints = PETSc.IntType
         a = PETSc.Mat().createAIJ(size=((n, big_n), (n, big_n)), bsize=3, nnz=ROW_ENTRIES,
@@ -120,6 +120,7 @@ class ScipySolver:
         self.comm = comm
         self.rtol = rtol
         self.where = where
+        self.n_global = system.n_global
         rows = np.repeat(system.rows, np.diff(system.indptr))
         parts = comm.gather((rows, system.cols, system.values, system.held, system.coords),
                             root=0)

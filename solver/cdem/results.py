@@ -2,7 +2,8 @@
 and each analysis of solver.cdem.analyses)."""
 
 PRESTEP_UNITS = {"solver": "-", "unknowns": "-", "linear_iterations": "-",
-                 "unbalance_ratio": "-", "overloaded_springs": "-", "wall_s": "s"}
+                 "unbalance_ratio": "-", "overloaded_springs": "-", "wall_s": "s",
+                 "seconds": "s"}
 
 STAGE_UNITS = {"name": "-", "steps": "-", "end": "-", "unbalance_ratio": "-", "converged": "-",
                "prestep": PRESTEP_UNITS}
