@@ -37,14 +37,14 @@ MAX_ITERATIONS = 2000
 
 @dataclass
 class LocalSystem:
-    """rows (r,) global ids of the CSR rows indptr (r + 1,), cols (nnz,) global column ids,
-    values (nnz,): this rank's contributions; offset, n_local: the unknowns this rank owns,
-    offset .. offset + n_local - 1, of n_global; held (n_local,) bool; coords (n_local / 3, 3)
-    [m] of the owned nodes."""
+    """This rank's contributions as a CSR matrix (indptr, indices, values) over its local
+    unknowns, whose global ids are dof; offset, n_local: the unknowns this rank owns,
+    offset .. offset + n_local - 1, of n_global (its first n_local local unknowns); held
+    (n_local,) bool; coords (n_local / 3, 3) [m] of the owned nodes."""
 
-    rows: np.ndarray
+    dof: np.ndarray
     indptr: np.ndarray
-    cols: np.ndarray
+    indices: np.ndarray
     values: np.ndarray
     offset: int
     n_local: int
@@ -75,8 +75,9 @@ class PetscSolver:
         a = PETSc.Mat().createAIJ(size=((n, big_n), (n, big_n)), bsize=3, nnz=ROW_ENTRIES,
                                   comm=comm)
         a.setOption(PETSc.Mat.Option.NEW_NONZERO_ALLOCATION_ERR, False)
-        a.setValuesIJV(system.indptr.astype(ints), system.cols.astype(ints), system.values,
-                       addv=PETSc.InsertMode.ADD_VALUES, rowmap=system.rows.astype(ints))
+        dof = system.dof.astype(ints)
+        a.setValuesIJV(system.indptr.astype(ints), dof[system.indices], system.values,
+                       addv=PETSc.InsertMode.ADD_VALUES, rowmap=dof)
         a.assemble()
         diagonal = a.getDiagonal()
         diagonal.scale(shift)
@@ -121,9 +122,9 @@ class ScipySolver:
         self.rtol = rtol
         self.where = where
         self.n_global = system.n_global
-        rows = np.repeat(system.rows, np.diff(system.indptr))
-        parts = comm.gather((rows, system.cols, system.values, system.held, system.coords),
-                            root=0)
+        rows = np.repeat(system.dof, np.diff(system.indptr))
+        parts = comm.gather((rows, system.dof[system.indices], system.values, system.held,
+                             system.coords), root=0)
         self.counts = comm.gather(system.n_local, root=0)
         self.ml = None
         if comm.rank != 0:

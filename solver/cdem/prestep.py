@@ -127,33 +127,26 @@ def assemble(comm, model) -> LocalSystem:
     node_offset = comm.exscan(n_own) or 0
     numbers = 3.0 * (node_offset + np.arange(n_all))[:, None] + np.arange(3)
     model.interfaces.du_halo.forward(numbers)
-    dof = numbers.astype(np.int64).ravel()
     k_el = element_stiffness(n.x.reshape(-1, 8, 3), e.lam, e.mu)
-    blocks = element_blocks(k_el)
+    size = 3 * n_all
+    local = sp.bsr_matrix((k_el, np.arange(len(k_el)), np.arange(len(k_el) + 1)),
+                          shape=(3 * n_own, 3 * n_own)).tocsr()
+    del k_el
+    local.resize((size, size))
     q, k = np.nonzero(s.state == INTACT)
     stiff = spring_stiffness(face_normals(n.x, s.node_i), s.k_n, s.k_s)[q]
     i, j = s.node_i[q, k], s.node_j[q, k]
-    rows, cols, values = [blocks[0]], [blocks[1]], [blocks[2]]
+    rows, cols, values = [], [], []
     for a, b, sign in ((i, i, 1.0), (j, j, 1.0), (i, j, -1.0), (j, i, -1.0)):
         rows.append(np.repeat(3 * a[:, None] + np.arange(3), 3, axis=1).ravel())
         cols.append(np.tile(3 * b[:, None] + np.arange(3), (1, 3)).ravel())
         values.append(sign * stiff.ravel())
-    local = sp.csr_matrix((np.concatenate(values), (np.concatenate(rows),
-                                                   np.concatenate(cols))),
-                          shape=(3 * n_all, 3 * n_all))
-    return LocalSystem(rows=dof, indptr=local.indptr, cols=dof[local.indices],
-                       values=local.data, offset=3 * node_offset, n_local=3 * n_own,
-                       n_global=3 * comm.allreduce(n_own, op=MPI.SUM),
+    local += sp.csr_matrix((np.concatenate(values), (np.concatenate(rows),
+                                                    np.concatenate(cols))), shape=(size, size))
+    return LocalSystem(dof=numbers.astype(np.int64).ravel(), indptr=local.indptr,
+                       indices=local.indices, values=local.data, offset=3 * node_offset,
+                       n_local=3 * n_own, n_global=3 * comm.allreduce(n_own, op=MPI.SUM),
                        held=n.fixed.ravel().copy(), coords=n.x.copy())
-
-
-def element_blocks(k_el: np.ndarray):
-    """COO rows, columns and values of the element blocks, element e on rows 24 e .. 24 e + 23."""
-    base = 24 * np.arange(len(k_el))[:, None, None]
-    local = np.arange(24)
-    rows = np.broadcast_to(base + local[:, None], k_el.shape).ravel()
-    cols = np.broadcast_to(base + local[None, :], k_el.shape).ravel()
-    return rows, cols, k_el.ravel()
 
 
 def unbalanced_force(comm, model, g: np.ndarray) -> tuple[np.ndarray, float]:
