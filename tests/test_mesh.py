@@ -349,10 +349,11 @@ def test_example_meshes_read_and_are_small(path):
 
 
 def test_make_meshes_reproduces_the_examples(tmp_path):
+    """Every example mesh but Jiweishan's (test_jiweishan checks its builder's)."""
     proc = subprocess.run([sys.executable, "scripts/make_meshes.py", "--out", str(tmp_path)],
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode == 0, proc.stderr
-    for path in EXAMPLES:
+    for path in (p for p in EXAMPLES if not p.name.startswith("jiweishan")):
         a, b = read_hex_mesh(str(path)), read_hex_mesh(str(tmp_path / path.name))
         assert np.array_equal(a.points, b.points) and np.array_equal(a.cells, b.cells)
         assert np.array_equal(a.groups, b.groups) and a.group_names == b.group_names

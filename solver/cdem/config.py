@@ -189,8 +189,13 @@ class Stage:
     stop_on_failure: bool = param(False, unit="-", doc="end the stage at the first broken spring")
     reset_displacement: bool = param(False, unit="-",
                                      doc="after the stage, displacements and velocities to 0")
+    prestep: Literal["none", "implicit"] = param(
+        "none", unit="-", doc="relax: implicit: first solve the elastic gravity equilibrium "
+        "with every spring intact (PETSc CG + GAMG, or pyamg), then relax")
 
     def validate(self, where: str) -> None:
+        if self.prestep == "implicit" and self.kind != "relax":
+            raise InputError(f"{where}.prestep", "only a relax stage can have a prestep")
         if math.isinf(self.duration) and self.kind == "dynamic" and self.max_steps >= 1_000_000:
             raise InputError(f"{where}.duration", "a dynamic stage needs a duration or max_steps")
         check_axis(self.tilt_axis, f"{where}.tilt_axis")

@@ -1,7 +1,12 @@
 """Units of the results a CDEM run writes into ``summary.json`` (general, per stage, contact,
 and each analysis of solver.cdem.analyses)."""
 
-STAGE_UNITS = {"name": "-", "steps": "-", "end": "-", "unbalance_ratio": "-", "converged": "-"}
+PRESTEP_UNITS = {"solver": "-", "unknowns": "-", "linear_iterations": "-",
+                 "unbalance_ratio": "-", "overloaded_springs": "-", "wall_s": "s",
+                 "seconds": "s"}
+
+STAGE_UNITS = {"name": "-", "steps": "-", "end": "-", "unbalance_ratio": "-", "converged": "-",
+               "prestep": PRESTEP_UNITS}
 
 CONTACT_UNITS = {"semi_springs": "-", "in_compression": "-", "sticking": "-", "sliding": "-",
                  "renewals": "-", "candidate_checks": "-", "types_seen": "-",

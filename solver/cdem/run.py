@@ -17,6 +17,7 @@ from solver.cdem.checks import check_case, check_time_step
 from solver.cdem.config import Config
 from solver.cdem.model import build_model
 from solver.cdem.output import CdemWriter
+from solver.cdem.prestep import implicit_prestep
 from solver.cdem.results import RESULT_UNITS
 from solver.cdem.timeloop import Checkpointing, TimeLoop
 from solver.context import RunContext, RunOutput
@@ -91,6 +92,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         progress = ctx.progress(stage.duration if math.isfinite(stage.duration)
                                 else stage.max_steps, label=f"{stage.name}:")
         start_step = loop.step - (clock.steps if clock is not None else 0)
+        prestep = (implicit_prestep(comm, loop, stage, f"{where}: stages[{k}].prestep")
+                   if stage.prestep == "implicit" and clock is None else None)
         reason = loop.run_stage(stage, observers + frames.observers(), progress, clock)
         clock = None
         if reason == "interrupted":
@@ -100,6 +103,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         loop.update_stored_energy()
         stage_result = {"name": stage.name, "steps": loop.step - start_step,
                         "end": reason, "unbalance_ratio": loop.unbalance}
+        if prestep is not None:
+            stage_result["prestep"] = prestep
         if stage.kind == "relax":
             stage_result["converged"] = reason == "converged"
             if reason != "converged":

@@ -35,6 +35,13 @@ def holds_run(folder: Path) -> bool:
     return (folder / "summary.json").exists() or any(folder.glob("*.pvd"))
 
 
+def _uid_hint() -> str:
+    """What to do when a folder is not writable for this user (in a container, a mounted
+    folder owned by another uid)."""
+    return (f" for uid {os.getuid()} (in a container, mount a folder this user owns: "
+            'docker run --user "$(id -u):$(id -g)" -v "$PWD:/work")')
+
+
 def _prepare(target: Path, overwrite: bool) -> Path:
     """Check ``target`` and create the sibling the run writes into (rank 0)."""
     where = "--out"
@@ -45,7 +52,7 @@ def _prepare(target: Path, overwrite: bool) -> Path:
             raise InputError(where, f"{shown} is a file, not a folder")
         if target.is_dir():
             if not os.access(target, os.W_OK | os.X_OK):
-                raise InputError(where, f"{shown}: the folder is not writable")
+                raise InputError(where, f"{shown}: the folder is not writable{_uid_hint()}")
             if any(target.iterdir()):
                 if not holds_run(target):
                     raise InputError(where, f"{shown} holds files that are not a solver run; "
@@ -57,6 +64,9 @@ def _prepare(target: Path, overwrite: bool) -> Path:
         work = target.parent / f".{target.name}.part-{os.getpid()}-{secrets.token_hex(4)}"
         work.mkdir()
         return work
+    except PermissionError as exc:
+        raise InputError(where, f"cannot write the output folder {shown}: "
+                                f"{exc.strerror or exc}{_uid_hint()}") from None
     except OSError as exc:
         raise InputError(where, f"cannot write the output folder {shown}: "
                                 f"{exc.strerror or exc}") from None
