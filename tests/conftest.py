@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -10,6 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+# One thread for BLAS and numba, as in the subprocesses below: the in-process runs then sum in
+# the same order as the runs under mpiexec, to the last bit.
+os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "cases"
@@ -34,13 +40,27 @@ def run_cli(args: list[str], ranks: int = 1, timeout: float = 900,
                           timeout=timeout, env=env, cwd=cwd or ROOT)
 
 
+def main_in_process(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``solver.cli.main(args)`` in this process (no interpreter start, the numba kernels
+    already loaded), with its exit code and output as a finished subprocess would give."""
+    from solver.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            contextlib.chdir(cwd or ROOT):
+        code = main(list(args))
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
 def run_case(case: str | Path, out: Path, *overrides: str, ranks: int = 1,
              timeout: float = 900) -> dict:
-    """Run a case through the CLI and return its summary.json; fail with its stderr."""
+    """Run a case through the CLI (in this process on one rank, under mpiexec on more) and
+    return its summary.json; fail with its stderr."""
     args = ["run", str(case), "--out", str(out), "--quiet"]
     for o in overrides:
         args += ["--set", o]
-    proc = run_cli(args, ranks=ranks, timeout=timeout)
+    proc = (main_in_process(args) if ranks == 1 else
+            run_cli(args, ranks=ranks, timeout=timeout))
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads((out / "summary.json").read_text())
 

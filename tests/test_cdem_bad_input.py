@@ -4,7 +4,7 @@ import meshio
 import numpy as np
 import pytest
 
-from conftest import CASES, run_cli
+from conftest import CASES, main_in_process
 
 HEX = np.array([[0, 1, 2, 3, 4, 5, 6, 7]])
 CUBE = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
@@ -35,7 +35,7 @@ def _run(tmp_path, text, *extra):
     case = tmp_path / "case.toml"
     case.write_text(text)
     out = tmp_path / "out"
-    proc = run_cli(["run", str(case), "--out", str(out), "--quiet", *extra])
+    proc = main_in_process(["run", str(case), "--out", str(out), "--quiet", *extra])
     assert not (out / "summary.json").exists()
     return proc
 
@@ -67,7 +67,7 @@ def test_bad_override(tmp_path):
 
 
 def test_missing_case_file(tmp_path):
-    proc = run_cli(["run", str(tmp_path / "nope.toml")])
+    proc = main_in_process(["run", str(tmp_path / "nope.toml")])
     _expect_error(proc, "nope.toml", "not found")
 
 

@@ -97,6 +97,7 @@ def test_contact_run_is_the_same_to_the_last_bit_on_1_2_and_4_ranks(tmp_path):
                                                              rel=1e-12)
 
 
+@pytest.mark.slow
 def test_block_column_on_a_tilting_platform_fails_between_statics_bounds(tmp_path):
     """One column of the tilting stack (a 10x10x20 cm block, a 10 cm cube, four 5 cm cubes):
     it cannot fail before the rigid column tips (tan(theta) = (b/2) / z_com = 0.05/0.175,

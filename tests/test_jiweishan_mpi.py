@@ -69,6 +69,7 @@ def test_coarse_case_moves_the_same_on_1_and_2_ranks(tmp_path):
     assert comm.bcast(same, root=0)
 
 
+@pytest.mark.slow
 @pytest.mark.mpi(min_size=2)
 def test_sliding_distance_falls_with_friction_and_stops_above_critical(tmp_path):
     comm = MPI.COMM_WORLD
