@@ -151,6 +151,7 @@ def _run(args, comm) -> int:
             folder.discard(collective=False)
         raise
     wall = comm.allreduce(time.perf_counter() - start, op=_max_op())
+    peak_rss = comm.gather(_peak_rss_mb(), root=0)
     if comm.rank == 0:
         for line in output.unconverged:
             print(f"warning: {case.path}: {line}: not converged", file=sys.stderr)
@@ -158,7 +159,7 @@ def _run(args, comm) -> int:
             folder.work, case.name, case.module, comm.size, wall, output.steps, output.results,
             status=status, started=started, solver_version=__version__,
             git_commit=summ.git_commit(),
-            converged=status == "done" and not output.unconverged,
+            converged=status == "done" and not output.unconverged, peak_rss_mb=peak_rss,
             units=summ.units_of(output.results, result_units_for(case.module, "units")))
     if status == "interrupted" and not (steps or seconds) and folder.replaces_run():
         folder.discard()
@@ -176,6 +177,12 @@ def _run(args, comm) -> int:
         elif not args.quiet:
             print(f"wrote {target / 'summary.json'}", file=sys.stderr)
     return code
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory so far [MB] (Linux reports kB)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _max_op():

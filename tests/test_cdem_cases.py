@@ -53,9 +53,11 @@ def test_critical_load_at_first_failure_matches_closed_form(case, tmp_path):
 def test_summary_contract(tmp_path):
     s = run_case(CASES / "column_gravity.toml", tmp_path, "stages[0].max_steps=50")
     assert set(s) == {"case", "module", "ranks", "wall_s", "steps", "results", "status",
-                      "started", "solver_version", "git_commit", "converged", "units"}
+                      "started", "solver_version", "git_commit", "converged", "peak_rss_mb",
+                      "units"}
     assert s["module"] == "cdem" and s["case"] == "column_gravity" and s["steps"] == 50
-    assert s["status"] == "done"
+    assert s["status"] == "done" and len(s["peak_rss_mb"]) == s["ranks"] == 1
+    assert s["peak_rss_mb"][0] > 10.0                 # an interpreter with numpy holds more
     assert s["converged"] is False                     # the relaxation stopped at max_steps
     json.dumps(s)
 
