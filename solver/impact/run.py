@@ -81,12 +81,11 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         results = {k: _json(v) for k, v in row.items()}
         results.update(semi_axis_r=float(radius), semi_axis_h=float(semi_h))
         return RunOutput(steps=len(history.t), results=results)
-    share = len(range(comm.rank, len(sweep_points(cfg)), comm.size))
     def write_vtk(index, inputs, history):
         write_impact_vtk(ctx.out_dir / f"{case.name}_impacts", f"impact_{index:03d}",
                          make_setup(cfg, *inputs), history, cfg.output.vtk_frames)
 
-    rows, histories, steps = run_sweep(comm, cfg, ctx.progress(share, label="impacts"),
+    rows, histories, steps = run_sweep(comm, cfg, ctx.progress(len(sweep_points(cfg)), label="impacts"),
                                        write_vtk if cfg.output.vtk_in_sweeps else None)
     results = None
     if comm.rank == 0:

@@ -1,7 +1,7 @@
 """Single impacts and parametric sweeps (seed 000 Sect. 3, Figs. 4-9 and 13).
 
-A sweep is the Cartesian product of the ``[sweep]`` lists; its impacts are spread over the MPI
-ranks round-robin (``solver.parallel.my_share``) and gathered in order on rank 0, so the table
+A sweep is the Cartesian product of the ``[sweep]`` lists; its impacts are handed out over the
+MPI ranks (:func:`solver.ensemble.run_ensemble`) and gathered in order on rank 0, so the table
 is the same for any number of ranks.
 """
 
@@ -11,12 +11,12 @@ import itertools
 import math
 from pathlib import Path
 
+from solver.ensemble import run_ensemble
 from solver.impact import geometry
 from solver.impact.dynamics import History, ImpactSetup, simulate
 from solver.impact.restitution import coefficients
 from solver.impact.rheology import SoilLaw
 from solver.io.table import read_rows, write_rows
-from solver.parallel import gather_rows, my_share
 
 INPUTS = ("aspect_ratio", "theta_0", "theta_in", "omega_0")
 UNITS = {"aspect_ratio": "-", "theta_0": "deg", "theta_in": "deg", "omega_0": "deg/s",
@@ -63,23 +63,21 @@ def is_sweep(cfg) -> bool:
 
 
 def run_sweep(comm, cfg, progress, on_impact=None) -> tuple[list[dict] | None, list | None, int]:
-    """Run this rank's share of the sweep; rank 0 gets all rows (and histories if asked).
-    ``on_impact(index, inputs, history)`` is called on the rank that ran the impact."""
-    points = sweep_points(cfg)
-    local, steps = [], 0
-    for count, index in enumerate(my_share(comm, len(points))):
-        row, history = run_impact(cfg, points[index])
+    """Run the sweep over the ranks; rank 0 gets all rows (and histories if asked), every rank
+    the total number of integration steps. ``on_impact(index, inputs, history)`` is called on
+    the rank that ran the impact."""
+    def impact(index: int, inputs: tuple) -> tuple[dict, tuple | None, int]:
+        row, history = run_impact(cfg, inputs)
         if on_impact is not None:
-            on_impact(int(index), points[index], history)
-        steps += len(history.t)
+            on_impact(index, inputs, history)
         keep = (history.t, history.y[:3], history.derived) if cfg.sweep.histories else None
-        local.append((int(index), (row, keep)))
-        progress.update(count + 1, impact=int(index))
-    steps = comm.allreduce(steps)
-    gathered = gather_rows(comm, local)
+        return row, keep, len(history.t)
+
+    gathered = run_ensemble(comm, sweep_points(cfg), impact, progress)
+    steps = comm.bcast(None if gathered is None else sum(g[2] for g in gathered), root=0)
     if gathered is None:
         return None, None, steps
-    return [r for r, _ in gathered], [h for _, h in gathered], steps
+    return [g[0] for g in gathered], [g[1] for g in gathered], steps
 
 
 def write_table(path: Path, rows: list[dict]) -> None:

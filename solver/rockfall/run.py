@@ -1,7 +1,7 @@
 """``module = "rockfall"``: an ensemble of ellipsoidal blocks on a profile or a DEM.
 
 The runs (:mod:`~solver.rockfall.ensemble`) are handed out to the MPI ranks one at a time
-(:func:`solver.parallel.dynamic_share`: runs differ much in length) and gathered on rank 0,
+(:func:`solver.ensemble.run_ensemble`: runs differ much in length) and gathered on rank 0,
 which writes the files (:mod:`~solver.rockfall.output`). Each run's randomness comes from its
 own seed, so the results do not depend on the number of ranks.
 
@@ -21,8 +21,8 @@ import numpy as np
 
 from solver.case import Case
 from solver.context import RunContext, RunOutput
+from solver.ensemble import run_ensemble
 from solver.errors import InputError
-from solver.parallel import dynamic_share, gather_rows
 from solver.rockfall import output, statistics
 from solver.rockfall.config import Config
 from solver.rockfall.ensemble import expand
@@ -89,14 +89,10 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     simulation = BlockSimulation(cfg, terrain, names, where)
     for spec in runs:
         simulation.release(spec)
-    progress = ctx.progress(len(runs), label="blocks")
-    mine = []
-    for index in dynamic_share(comm, len(runs), lambda n: progress.update(n)):
-        mine.append((index, simulation.run(runs[index])))
-    gathered = gather_rows(comm, mine)
+    gathered = run_ensemble(comm, runs, lambda _, spec: simulation.run(spec),
+                            ctx.progress(len(runs), label="blocks"))
     results = None
     if comm.rank == 0:
-        progress.update(len(runs), force=True)
         results = _finish(case, ctx, terrain, runs, gathered)
     results = comm.bcast(results, root=0)
     return RunOutput(steps=results["n_impacts"] + results["n_flights"], results=results)
