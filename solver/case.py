@@ -53,6 +53,25 @@ def param(default: Any = MISSING, *, unit: str, doc: str, ge: float | None = Non
     return dataclasses.field(default=default, metadata=meta)
 
 
+def section(cls: type, doc: str, required: bool = False) -> Any:
+    """A nested table ``[name]`` of schema ``cls``; when not required, an absent table takes
+    the defaults of ``cls``."""
+    if required:
+        return param(unit="-", doc=doc)
+    return param(unit="-", doc=doc, default_factory=cls)
+
+
+def exactly_one(obj: Any, names: tuple[str, ...], where: str, required: bool = True) -> None:
+    """Of the fields ``names`` of ``obj``, exactly one is given (set to a non-empty, non-zero
+    value); with ``required=False``, at most one."""
+    given = [n for n in names if getattr(obj, n)]
+    if len(given) > 1 or (required and not given):
+        listed = f"{', '.join(names[:-1])} or {names[-1]}"
+        got = f"got {' and '.join(given)}" if given else "got none"
+        raise InputError(where, f"give {'exactly' if required else 'at most'} one of {listed} "
+                                f"({got})")
+
+
 @dataclass
 class Case:
     """A loaded case: which module runs it, its name, the file it came from, its schema."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from solver.case import param
+from solver.case import param, section
 from solver.errors import InputError
 
 
@@ -75,6 +75,8 @@ class SmallGt:
 
 @dataclass
 class Output:
+    """Files of the map."""
+
     csv: bool = param(True, unit="-", doc="write e_t_map.csv")
     plot: bool = param(True, unit="-", doc="write e_t_map.png")
 
@@ -83,12 +85,12 @@ class Output:
 class Config:
     """Tangential restitution e_t(k_t/k_n, g_t/g_n) of the linear dashpot + Cundall-Strack law."""
 
-    contact: Contact = field(default_factory=Contact)
-    grid: Grid = field(default_factory=Grid)
-    small_gt: SmallGt = field(default_factory=SmallGt)
+    contact: Contact = section(Contact, "the contact law and the colliding pair")
+    grid: Grid = section(Grid, "the (k_t/k_n, g_t/g_n) points of the map")
+    small_gt: SmallGt = section(SmallGt, "the small-g_t check point")
     steps: int = param(4000, unit="-", doc="integration steps per collision", ge=100,
                        le=1_000_000)
-    output: Output = field(default_factory=Output)
+    output: Output = section(Output, "outputs")
 
     def validate(self, where: str) -> None:
         for field_name, kt_kn, steps in (("grid.kt_kn_max", self.grid.kt_kn_max, self.steps),

@@ -8,10 +8,10 @@ the seed's Table 1 ("set 02 of Dattola et al. 2021") is not available, only its 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from solver.case import param
+from solver.case import param, section
 from solver.errors import InputError
 
 Variable = Literal["aspect_ratio", "theta_0", "theta_in", "omega_0"]
@@ -160,9 +160,9 @@ class Output:
 class Config:
     """Root of an impact case: one impact, or a sweep when ``[sweep]`` lists values."""
 
-    block: Block = field(default_factory=Block, metadata={"unit": "-", "doc": "the block"})
-    impact: Impact = field(default_factory=Impact, metadata={"unit": "-", "doc": "onset"})
-    soil: Soil = field(default_factory=Soil, metadata={"unit": "-", "doc": "macro-element"})
-    solver: Solver = field(default_factory=Solver, metadata={"unit": "-", "doc": "integrator"})
-    sweep: Sweep = field(default_factory=Sweep, metadata={"unit": "-", "doc": "parametric study"})
-    output: Output = field(default_factory=Output, metadata={"unit": "-", "doc": "VTK output"})
+    block: Block = section(Block, "the block")
+    impact: Impact = section(Impact, "onset")
+    soil: Soil = section(Soil, "macro-element")
+    solver: Solver = section(Solver, "integrator")
+    sweep: Sweep = section(Sweep, "parametric study")
+    output: Output = section(Output, "VTK output")

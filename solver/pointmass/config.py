@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from solver.case import COORDINATE_LIMIT, param
+from solver.case import COORDINATE_LIMIT, exactly_one, param, section
 from solver.errors import InputError
 
 INF = math.inf
@@ -151,9 +151,7 @@ class GridConfig:
             ring = self.footprint[:-1] if self.footprint[0] == self.footprint[-1] \
                 else self.footprint
             check_simple_polygon(ring, f"{where}.footprint")
-            given = [bool(self.thickness_path), bool(self.thickness_values)]
-            if all(given):
-                raise InputError(f"{where}", "give thickness_path or thickness_values, not both")
+            exactly_one(self, ("thickness_path", "thickness_values"), where, required=False)
             if self.thickness_values and len(self.thickness_values) != self.nx * self.ny:
                 raise InputError(f"{where}.thickness_values",
                                  f"expected nx * ny = {self.nx * self.ny} values, "
@@ -164,11 +162,8 @@ class GridConfig:
                 raise InputError(f"{where}.thickness_spacing", "a .npy thickness raster needs "
                                  "thickness_spacing = [dx, dy] > 0")
         else:
-            if (self.ring_radius > 0.0) == (self.colatitude_deg > 0.0):
-                raise InputError(f"{where}", "a ring needs exactly one of ring_radius or "
-                                 "colatitude_deg")
-            if self.speed_over_escape > 0.0 and self.tangential_speed != 0.0:
-                raise InputError(f"{where}", "give tangential_speed or speed_over_escape, not both")
+            exactly_one(self, ("ring_radius", "colatitude_deg"), where)
+            exactly_one(self, ("tangential_speed", "speed_over_escape"), where, required=False)
 
 
 @dataclass
@@ -280,15 +275,15 @@ class SweepConfig:
 class Config:
     """Root of a point-mass case."""
 
-    surface: SurfaceConfig = param(unit="-", doc="sliding surface")
-    grid: GridConfig = param(unit="-", doc="point masses")
-    links: LinksConfig = param(unit="-", doc="interaction laws", default_factory=LinksConfig)
-    ep: EpConfig = param(unit="-", doc="elasto-plastic law", default_factory=EpConfig)
-    friction: FrictionConfig = param(unit="-", doc="basal friction", default_factory=FrictionConfig)
-    water: WaterConfig = param(unit="-", doc="sea water", default_factory=WaterConfig)
-    time: TimeConfig = param(unit="-", doc="time integration", default_factory=TimeConfig)
-    output: OutputConfig = param(unit="-", doc="outputs", default_factory=OutputConfig)
-    sweep: SweepConfig = param(unit="-", doc="parameter sweep", default_factory=SweepConfig)
+    surface: SurfaceConfig = section(SurfaceConfig, "sliding surface", required=True)
+    grid: GridConfig = section(GridConfig, "point masses", required=True)
+    links: LinksConfig = section(LinksConfig, "interaction laws")
+    ep: EpConfig = section(EpConfig, "elasto-plastic law")
+    friction: FrictionConfig = section(FrictionConfig, "basal friction")
+    water: WaterConfig = section(WaterConfig, "sea water")
+    time: TimeConfig = section(TimeConfig, "time integration")
+    output: OutputConfig = section(OutputConfig, "outputs")
+    sweep: SweepConfig = section(SweepConfig, "parameter sweep")
     gravity: float = param(9.81, unit="m/s2", doc="gravity acceleration g (up to 1e4: a "
                            "thousand g)", gt=0.0, le=1e4)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from solver.case import param
+from solver.case import exactly_one, param, section
 from solver.errors import InputError
 from solver.impact.config import Block, Soil, Solver
 
@@ -25,10 +25,6 @@ Vec2 = tuple[float, float]
 #: Start and block fields an ensemble may vary (``[ensemble.vary.<name>]``).
 VARIABLES = ("aspect_ratio", "mass", "theta_0", "axis_yaw", "omega_0", "speed", "dip",
              "azimuth", "x", "y", "height")
-
-
-def _table(cls, doc: str):
-    return field(default_factory=cls, metadata={"unit": "-", "doc": doc})
 
 
 @dataclass
@@ -150,11 +146,8 @@ class Spread:
                                 default_factory=list)
 
     def validate(self, where: str) -> None:
-        given = [name for name in ("values", "uniform", "normal") if getattr(self, name)]
-        if len(given) != 1:
-            raise InputError(where, "give exactly one of values, uniform = [low, high] or "
-                             "normal = [mean, std]")
-        for name in given:
+        exactly_one(self, ("values", "uniform", "normal"), where)
+        for name in ("values", "uniform", "normal"):
             _finite(getattr(self, name), f"{where}.{name}")
         if self.uniform and (len(self.uniform) != 2 or self.uniform[1] < self.uniform[0]):
             raise InputError(f"{where}.uniform", "expected [low, high] with low <= high")
@@ -229,16 +222,16 @@ class Output:
 class Config:
     """Root of a rockfall case."""
 
-    terrain: Terrain = param(unit="-", doc="the slope")
-    start: Start = param(unit="-", doc="release state")
+    terrain: Terrain = section(Terrain, "the slope", required=True)
+    start: Start = section(Start, "release state", required=True)
     grounds: dict[str, Ground] = param(unit="-", doc="named ground sets [grounds.<name>]: the "
                                        "impact module's soil fields (solver describe impact, "
                                        "soil.*) and rolling_resistance", default_factory=dict)
-    block: Block = _table(Block, "the ellipsoidal block")
-    motion: Motion = _table(Motion, "phase rules")
-    impact_solver: Solver = _table(Solver, "integration of each impact")
-    ensemble: Ensemble = _table(Ensemble, "ensemble of runs")
-    output: Output = _table(Output, "outputs")
+    block: Block = section(Block, "the ellipsoidal block")
+    motion: Motion = section(Motion, "phase rules")
+    impact_solver: Solver = section(Solver, "integration of each impact")
+    ensemble: Ensemble = section(Ensemble, "ensemble of runs")
+    output: Output = section(Output, "outputs")
 
     def validate(self, where: str) -> None:
         names = ([s.ground for s in self.terrain.segments] if self.terrain.kind == "profile"
