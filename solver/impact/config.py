@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from solver.case import param, section
+from solver.case import param, section, swept_fields
 from solver.errors import InputError
 
 Variable = Literal["aspect_ratio", "theta_0", "theta_in", "omega_0"]
@@ -21,6 +21,9 @@ MAX_SPIN = 36000.0
 """Fastest initial spin [deg/s], 100 revolutions per second."""
 MAX_IMPACTS = 100_000
 """Most impacts in a sweep."""
+ALIASES = {"aspect_ratio": "block.aspect_ratio", "theta_0": "impact.theta_0",
+           "theta_in": "impact.theta_in", "omega_0": "impact.omega_0"}
+"""The four sweep lists and the case fields they set."""
 
 
 @dataclass
@@ -129,11 +132,17 @@ class Sweep:
     plots: list[str] = param(unit="-", doc="result columns plotted against x (one PNG each)",
                              default_factory=lambda: ["e_n", "max_penetration", "max_force"])
     histories: bool = param(False, unit="-", doc="also plot the time histories of all impacts")
+    fields: dict[str, list[Any]] = swept_fields("any other key: a dotted case field and its "
+                                                "values (the impacts are the product of all "
+                                                "lists)")
 
     def validate(self, where: str) -> None:
         from solver.impact.sweeps import COLUMNS
-        count = math.prod(max(1, len(getattr(self, name))) for name in
-                          ("aspect_ratio", "theta_0", "theta_in", "omega_0"))
+        for name, dotted in ALIASES.items():
+            if getattr(self, name) and dotted in self.fields:
+                raise InputError(f"{where}.{dotted}", f"also swept as sweep.{name}: give one")
+        count = math.prod(max(1, len(values)) for values in
+                          [*(getattr(self, name) for name in ALIASES), *self.fields.values()])
         if count > MAX_IMPACTS:
             raise InputError(where, f"the sweep holds {count} impacts, more than {MAX_IMPACTS}")
         for name in self.plots:

@@ -1,6 +1,7 @@
 """Single impacts and parametric sweeps (seed 000 Sect. 3, Figs. 4-9 and 13).
 
-A sweep is the Cartesian product of the ``[sweep]`` lists; its impacts are handed out over the
+A sweep is the Cartesian product of the ``[sweep]`` lists (the four inputs, and any dotted case
+field, :mod:`solver.sweep`); its impacts are handed out over the
 MPI ranks (:func:`solver.ensemble.run_ensemble`) and gathered in order on rank 0, so the table
 is the same for any number of ranks.
 """
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from solver import sweep
 from solver.ensemble import run_ensemble
 from solver.impact import geometry
 from solver.impact.dynamics import History, ImpactSetup, simulate
@@ -49,43 +53,69 @@ def run_impact(cfg, inputs: tuple[float, float, float, float]) -> tuple[dict, Hi
     return row, history
 
 
-def sweep_points(cfg) -> list[tuple[float, float, float, float]]:
-    """Cartesian product of the sweep lists; an empty list takes the case's own value."""
-    values = [cfg.sweep.aspect_ratio or [cfg.block.aspect_ratio],
-              cfg.sweep.theta_0 or [cfg.impact.theta_0],
-              cfg.sweep.theta_in or [cfg.impact.theta_in],
-              cfg.sweep.omega_0 or [cfg.impact.omega_0]]
-    return [tuple(map(float, p)) for p in itertools.product(*values)]
+@dataclass
+class Point:
+    """One impact of a sweep: its case (with the dotted sweep fields set), the four inputs and
+    the dotted fields' values."""
+
+    config: Any
+    inputs: tuple[float, float, float, float]
+    fields: dict[str, Any]
+
+
+def sweep_points(cfg, file: str = "", base: Path = Path(".")) -> list[Point]:
+    """The impacts: for each point of the dotted sweep fields (:mod:`solver.sweep`), the
+    Cartesian product of the four input lists; an empty list takes the case's own value."""
+    cases = ([(sweep.configure(cfg, p, file, base), p) for p in sweep.product(cfg.sweep.fields)]
+             if cfg.sweep.fields else [(cfg, {})])
+    points = []
+    for case_cfg, fields in cases:
+        values = [cfg.sweep.aspect_ratio or [case_cfg.block.aspect_ratio],
+                  cfg.sweep.theta_0 or [case_cfg.impact.theta_0],
+                  cfg.sweep.theta_in or [case_cfg.impact.theta_in],
+                  cfg.sweep.omega_0 or [case_cfg.impact.omega_0]]
+        points += [Point(case_cfg, tuple(map(float, p)), fields)
+                   for p in itertools.product(*values)]
+    return points
 
 
 def is_sweep(cfg) -> bool:
-    return any(getattr(cfg.sweep, name) for name in INPUTS)
+    return bool(cfg.sweep.fields) or any(getattr(cfg.sweep, name) for name in INPUTS)
 
 
-def run_sweep(comm, cfg, progress, on_impact=None) -> tuple[list[dict] | None, list | None, int]:
+def run_sweep(comm, points: list[Point], histories: bool, progress,
+              on_impact=None) -> tuple[list[dict] | None, list | None, int]:
     """Run the sweep over the ranks; rank 0 gets all rows (and histories if asked), every rank
-    the total number of integration steps. ``on_impact(index, inputs, history)`` is called on
+    the total number of integration steps. ``on_impact(index, point, history)`` is called on
     the rank that ran the impact."""
-    def impact(index: int, inputs: tuple) -> tuple[dict, tuple | None, int]:
-        row, history = run_impact(cfg, inputs)
+    def impact(index: int, point: Point) -> tuple[dict, tuple | None, int]:
+        row, history = run_impact(point.config, point.inputs)
         if on_impact is not None:
-            on_impact(index, inputs, history)
-        keep = (history.t, history.y[:3], history.derived) if cfg.sweep.histories else None
-        return row, keep, len(history.t)
+            on_impact(index, point, history)
+        keep = (history.t, history.y[:3], history.derived) if histories else None
+        return {**point.fields, **row}, keep, len(history.t)
 
-    gathered = run_ensemble(comm, sweep_points(cfg), impact, progress)
+    gathered = run_ensemble(comm, points, impact, progress)
     steps = comm.bcast(None if gathered is None else sum(g[2] for g in gathered), root=0)
     if gathered is None:
         return None, None, steps
     return [g[0] for g in gathered], [g[1] for g in gathered], steps
 
 
-def write_table(path: Path, rows: list[dict]) -> None:
-    """CSV with one row per impact, columns :data:`COLUMNS` with their :data:`UNITS`."""
-    write_rows(path, list(COLUMNS), UNITS, ([row[k] for k in COLUMNS] for row in rows))
+def write_table(path: Path, rows: list[dict], fields: dict[str, str]) -> None:
+    """CSV with one row per impact: the dotted sweep ``fields`` (name -> unit), then
+    :data:`COLUMNS` with their :data:`UNITS`."""
+    write_rows(path, [*fields, *COLUMNS], {**fields, **UNITS}, rows)
 
 
 def read_table(path: Path) -> list[dict]:
     """Rows of a table written by :func:`write_table` (numbers as floats)."""
-    return [{k: (v if k == "end" else float(v)) for k, v in row.items()}
+    return [{k: (v if k == "end" else _number(v)) for k, v in row.items()}
             for row in read_rows(path)]
+
+
+def _number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from solver.case import COORDINATE_LIMIT, exactly_one, param, section
+from solver.case import COORDINATE_LIMIT, exactly_one, param, section, swept_fields
 from solver.errors import InputError
 
 INF = math.inf
@@ -252,23 +252,31 @@ class OutputConfig:
 
 @dataclass
 class SweepConfig:
-    """An ensemble: each row of ``runs`` sets the dotted ``keys`` (e.g. grid.nx) of one run."""
+    """An ensemble: dotted case fields with lists of values (``"grid.nx" = [3, 4]``, the
+    Cartesian product), or each row of ``runs`` setting the dotted ``keys`` of one run."""
 
     keys: list[str] = param(unit="-", doc="dotted case fields the sweep sets",
                             default_factory=list)
     runs: list[list[Any]] = param(unit="-", doc="one row of values per run",
                                   default_factory=list)
 
+    fields: dict[str, list[Any]] = swept_fields("any other key: a dotted case field and its "
+                                                "values, one per run")
+
     def validate(self, where: str) -> None:
+        if self.fields and self.keys:
+            raise InputError(where, "give keys and runs or dotted fields with their values, "
+                             "not both")
         if bool(self.keys) != bool(self.runs):
             raise InputError(where, "a sweep needs both keys and runs")
         for i, row in enumerate(self.runs):
             if len(row) != len(self.keys):
                 raise InputError(f"{where}.runs[{i}]",
                                  f"expected {len(self.keys)} values ({', '.join(self.keys)})")
-        for key in self.keys:
+        for key in [*self.keys, *self.fields]:
             if key.split(".")[0] == "sweep":
-                raise InputError(f"{where}.keys", "a sweep cannot set sweep fields")
+                raise InputError(f"{where}.keys" if key in self.keys else f"{where}.{key}",
+                                 "a sweep cannot set sweep fields")
 
 
 @dataclass

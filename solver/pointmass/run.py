@@ -83,7 +83,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         if case.config.output.plot:
             plot_speed(ctx.out_dir / "com_speed.png",
                        [(s.label, h) for s, (_, h) in zip(specs, gathered)],
-                       plot_title(case.name, case.config.sweep.keys))
+                       plot_title(case.name, list(specs[0].params)))
         results = _summarize(specs, rows)
         results["steps_total"] = int(np.sum([r["steps"] for r in rows]))
     results = comm.bcast(results, root=0)
