@@ -4,8 +4,10 @@ the Cartesian product of the lists, each the case with those fields set."""
 import json
 
 from conftest import CASES
+from solver.case import load_case
 from solver.cli import main
 from solver.impact.sweeps import read_table
+from solver.rockfall.ensemble import expand
 
 
 def _run(case, out, *overrides) -> dict:
@@ -41,3 +43,17 @@ def test_impact_dotted_field_is_a_table_column_and_sets_the_case(tmp_path):
     both = read_table(tmp_path / "both" / "impact_angle_sweep_sweep.csv")
     assert [r["soil.phi"] for r in both] == [30.0, 30.0, 40.0, 40.0]
     assert both[0]["max_penetration"] != both[2]["max_penetration"]
+
+
+def test_rockfall_dotted_grids_are_the_ensemble_grids():
+    vary = load_case(CASES / "biplanar_rockfall.toml",
+                     ["ensemble.vary={aspect_ratio = {values = [1.0, 3.0]}, "
+                      "omega_0 = {values = [0.0, 5000.0]}}"])
+    dotted = load_case(CASES / "biplanar_rockfall.toml",
+                       ["ensemble.vary={}", "sweep.block.aspect_ratio=[1.0, 3.0]",
+                        "sweep.start.omega_0=[0.0, 5000.0]"])
+    runs = expand(dotted.config, "case")
+    assert runs == expand(vary.config, "case") and len(runs) == 4
+    assert list(dotted.config.spreads()) == ["aspect_ratio", "omega_0"]
+    assert [(r.block.aspect_ratio, r.start.omega_0) for r in runs] == [
+        (1.0, 0.0), (1.0, 5000.0), (3.0, 0.0), (3.0, 5000.0)]

@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from solver.case import exactly_one, param, section
+from solver.case import exactly_one, param, section, swept_fields
 from solver.errors import InputError
 from solver.impact.config import Block, Soil, Solver
 
@@ -25,6 +25,8 @@ Vec2 = tuple[float, float]
 #: Start and block fields an ensemble may vary (``[ensemble.vary.<name>]``).
 VARIABLES = ("aspect_ratio", "mass", "theta_0", "axis_yaw", "omega_0", "speed", "dip",
              "azimuth", "x", "y", "height")
+BLOCK_VARIABLES = ("aspect_ratio", "mass")
+"""The variables that are block fields (the others are start fields)."""
 
 
 @dataclass
@@ -178,6 +180,33 @@ class Ensemble:
 
 
 @dataclass
+class Sweep:
+    """Grids over the start and block fields in the dotted syntax of every module:
+    ``"start.speed" = [1.0, 2.0]`` is ``[ensemble.vary.speed] values = [1.0, 2.0]``."""
+
+    fields: dict[str, list[Any]] = swept_fields("start.<name> or block.<name> and its grid of "
+                                                "values")
+
+    def validate(self, where: str) -> None:
+        for key, values in self.fields.items():
+            table, _, name = key.partition(".")
+            if name not in VARIABLES or table != ("block" if name in BLOCK_VARIABLES
+                                                   else "start"):
+                raise InputError(f"{where}.{key}", "cannot be swept (allowed: " + ", ".join(
+                    f"{'block' if v in BLOCK_VARIABLES else 'start'}.{v}" for v in VARIABLES)
+                    + ")")
+            for i, v in enumerate(values):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise InputError(f"{where}.{key}[{i}]", f"expected a number, got {v!r}")
+            _finite(values, f"{where}.{key}")
+
+    def spreads(self) -> dict[str, Spread]:
+        """The swept fields as grid spreads, by field name."""
+        return {key.partition(".")[2]: Spread(values=[float(v) for v in values])
+                for key, values in self.fields.items()}
+
+
+@dataclass
 class Motion:
     """Phase rules and free-flight physics."""
 
@@ -231,6 +260,7 @@ class Config:
     motion: Motion = section(Motion, "phase rules")
     impact_solver: Solver = section(Solver, "integration of each impact")
     ensemble: Ensemble = section(Ensemble, "ensemble of runs")
+    sweep: Sweep = section(Sweep, "grids over start and block fields, dotted keys")
     output: Output = section(Output, "outputs")
 
     def validate(self, where: str) -> None:
@@ -242,7 +272,14 @@ class Config:
             if name not in self.grounds:
                 raise InputError(f"{where}: {dotted}", f"unknown ground set {name!r} (defined: "
                                  f"{', '.join(self.grounds) or 'none'})")
+        for key in self.sweep.fields:
+            if key.partition(".")[2] in self.ensemble.vary:
+                raise InputError(f"{where}: sweep.{key}", "also in ensemble.vary: give one")
         _finite(self, where)
+
+    def spreads(self) -> dict[str, Spread]:
+        """Every varied quantity: the dotted sweep grids, then ``ensemble.vary``."""
+        return {**self.sweep.spreads(), **self.ensemble.vary}
 
 
 def _finite(value, where: str) -> None:
