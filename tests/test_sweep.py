@@ -24,7 +24,8 @@ def test_pointmass_dotted_lists_give_the_runs_of_the_same_rows(tmp_path):
                 "sweep.keys=['grid.n', 'grid.tangential_speed']",
                 "sweep.runs=[[3, 20.0], [3, 55.0], [4, 20.0], [4, 55.0]]")
     dotted = _run(CASES / "sphere_cup.toml", tmp_path / "dotted", *short, "sweep.keys=[]",
-                  "sweep.runs=[]", "sweep.grid.n=[3, 4]", "sweep.grid.tangential_speed=[20.0, 55.0]")
+                  "sweep.runs=[]", "sweep.grid.n=[3, 4]",
+                  "sweep.grid.tangential_speed=[20.0, 55.0]")
     assert dotted["runs"] == rows["runs"]
     assert [r["params"] for r in dotted["runs"]][1] == {"grid.n": 3, "grid.tangential_speed": 55.0}
     assert dotted["n_masses"] == [3, 3, 4, 4]

@@ -127,7 +127,7 @@ class ContactConfig:
     restitution: float = param(0.5, unit="-", doc="normal restitution e_n the dashpot is "
                                "tuned for (a single element landing flat on a face)",
                                gt=0.0, le=1.0)
-    indentation: float = param(0.01, unit="-", doc="alpha in d = alpha L (seed 002 Eq. 3)",
+    indentation: float = param(0.01, unit="-", doc="alpha in d = alpha L (Feng et al. 2014 Eq. 3)",
                                gt=0.0, lt=0.5)
     tolerance: float = param(1e-3, unit="-", doc="search tolerance / median face size",
                              gt=0.0)
@@ -137,7 +137,7 @@ class ContactConfig:
     def validate(self, where: str) -> None:
         if self.tolerance >= self.indentation:
             raise InputError(f"{where}.tolerance", "must be below the indentation alpha "
-                                                   "(seed 002: d = alpha L > tolerance)")
+                                                   "(Feng et al. 2014: d = alpha L > tolerance)")
 
 
 @dataclass

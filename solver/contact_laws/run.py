@@ -1,13 +1,14 @@
-"""``module = "contact_laws"``: the e_t(k_t/k_n, g_t/g_n) map of seed 004 with this package's law.
+"""``module = "contact_laws"``: the e_t(k_t/k_n, g_t/g_n) map of Becker et al. (2008) with this
+package's law.
 
-The map points are spread over the MPI ranks (round-robin, :func:`solver.parallel.my_share`);
+The map points are handed out over the MPI ranks in chunks (:func:`solver.ensemble.run_ensemble`);
 each point is integrated independently, so the map is identical for any number of ranks.
-Results: ``e_t_small_gt_numeric`` / ``e_t_small_gt_theory`` (seed 004 Eq. 49) and the first-order
-correction ``e_t_small_gt_first_order`` (e_n = 1 only); ``max_switches`` over the map;
-``walton_max_abs_error`` over the points that slide throughout (seed 004 Eq. 18; with a dashpot
-no point does, since F_n jumps to gamma_n g_n at impact and every collision first sticks);
-``coulomb_region_mismatch``, the map points where the integrated regime disagrees with seed 004
-Eqs. 45/48 (e_n = 1 only).
+Results: ``e_t_small_gt_numeric`` / ``e_t_small_gt_theory`` (Becker et al. 2008, Eq. 49) and the
+first-order correction ``e_t_small_gt_first_order`` (e_n = 1 only); ``max_switches`` over the
+map; ``walton_max_abs_error`` over the points that slide throughout (Becker et al. 2008, Eq. 18;
+with a dashpot no point does, since F_n jumps to gamma_n g_n at impact and every collision first
+sticks); ``coulomb_region_mismatch``, the map points where the integrated regime disagrees with
+Becker et al. (2008), Eqs. 45/48 (e_n = 1 only).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Case schema of the impact module (``module = "impact"``). SI units; angles in degrees.
 
-The soil defaults are a *proposed* dense-sand set (``../shared/notes/impact_model.md`` Sect. 13):
-the seed's Table 1 ("set 02 of Dattola et al. 2021") is not available, only its viscous pair
+The soil defaults are a *proposed* dense-sand set: the Table 1 of Dattola et al. (2023) ("set 02
+of Dattola et al. 2021") is not available, only its viscous pair
 ``c_v = 1.0, gamma_v = 8.70`` (alternatives ``c_v = 0.5, gamma_v = 1.70 / 0.85``) is.
 """
 
@@ -16,7 +16,7 @@ from solver.errors import InputError
 
 Variable = Literal["aspect_ratio", "theta_0", "theta_in", "omega_0"]
 MAX_ASPECT_RATIO = 100.0
-"""Most elongated block: A_r = H/R up to 100 (the seed studies 1 to 4)."""
+"""Most elongated block: A_r = H/R up to 100 (Dattola et al. 2023 study 1 to 4)."""
 MAX_SPIN = 36000.0
 """Fastest initial spin [deg/s], 100 revolutions per second."""
 MAX_IMPACTS = 100_000
@@ -28,12 +28,12 @@ ALIASES = {"aspect_ratio": "block.aspect_ratio", "theta_0": "impact.theta_0",
 
 @dataclass
 class Block:
-    """The impacting ellipsoid of revolution (sizes from the mass, seed Eq. 7)."""
+    """The impacting ellipsoid of revolution (sizes from the mass, Dattola et al. 2023, Eq. 7)."""
 
     mass: float = param(100.0, unit="kg", doc="block mass m (up to 1e8: a 4e4 m3 boulder)",
                         gt=0.0, le=1e8)
     density: float = param(2600.0, unit="kg/m3", doc="block density rho (not given in the "
-                           "seed; 2600 assumed; 10 to 1e5)", ge=10.0, le=1e5)
+                           "paper; 2600 assumed; 10 to 1e5)", ge=10.0, le=1e5)
     aspect_ratio: float = param(1.0, unit="-", doc="A_r = H/R (1 = sphere, > 1 prolate, up to "
                                 f"{MAX_ASPECT_RATIO:g})")
 
@@ -51,7 +51,7 @@ class Block:
 
 @dataclass
 class Impact:
-    """Kinematics at the onset of contact (seed Fig. 1, Fig. 3)."""
+    """Kinematics at the onset of contact (Dattola et al. 2023, Figs. 1 and 3)."""
 
     speed: float = param(14.0, unit="m/s", doc="impact speed |v_in| (up to 1e3)", gt=0.0,
                          le=1e3)
@@ -76,7 +76,8 @@ class Impact:
 
 @dataclass
 class Soil:
-    """Macro-element parameters (seed Appendix A symbols; laws in ``rheology.py``)."""
+    """Macro-element parameters (symbols of Dattola et al. 2023, Appendix A; laws in
+    ``rheology.py``)."""
 
     unit_weight: float = param(17.0e3, unit="N/m3", doc="soil unit weight gamma", gt=0.0)
     phi: float = param(40.0, unit="deg", doc="soil friction angle phi'", gt=0.0, lt=60.0)

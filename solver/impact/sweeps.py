@@ -1,4 +1,4 @@
-"""Single impacts and parametric sweeps (seed 000 Sect. 3, Figs. 4-9 and 13).
+"""Single impacts and parametric sweeps (Dattola et al. 2023, Sect. 3, Figs. 4-9 and 13).
 
 A sweep is the Cartesian product of the ``[sweep]`` lists (the four inputs, and any dotted case
 field, :mod:`solver.sweep`); its impacts are handed out over the

@@ -1,4 +1,5 @@
-"""Case schema of the point-mass slide module (``module = "pointmass"``, UBO-Inter, seed 001).
+"""Case schema of the point-mass slide module (``module = "pointmass"``): the UBO-Inter
+model (Gallotti, Tinti et al.).
 
 Units are SI, angles in degrees. Plan coordinates are x (east), y (north); z is up.
 """
@@ -96,8 +97,8 @@ class SurfaceConfig:
 
 @dataclass
 class GridConfig:
-    """The N point masses and their grid (seed 001 Fig. 2): a footprint split in nx * ny cells,
-    or a ring of equal masses (the sphere cup example of seed 001 section 3)."""
+    """The N point masses and their grid (UBO-Inter Fig. 2): a footprint split in nx * ny cells,
+    or a ring of equal masses (the sphere cup example of UBO-Inter section 3)."""
 
     kind: Literal["footprint", "ring"] = param(unit="-", doc="footprint polygon grid or ring")
     footprint: list[Vec2] = param(unit="m", doc="footprint: polygon vertices (x, y) in plan",
@@ -168,7 +169,7 @@ class GridConfig:
 
 @dataclass
 class LinksConfig:
-    """Which interaction acts on grid sides and diagonals (seed 001 section 2: RB on sides,
+    """Which interaction acts on grid sides and diagonals (UBO-Inter section 2: RB on sides,
     EP on diagonals). A ring has sides only."""
 
     sides: Literal["rb", "ep", "none"] = param("rb", unit="-", doc="law on the grid sides")
@@ -178,7 +179,7 @@ class LinksConfig:
 
 @dataclass
 class EpConfig:
-    """Parameters of the elasto-plastic law k(w) of seed 001 Eq. (5) (defaults: its Fig. 3)."""
+    """Parameters of the elasto-plastic law k(w) of UBO-Inter Eq. (5) (defaults: its Fig. 3)."""
 
     w1: float = param(-0.5, unit="-", doc="shortening where the repulsion saturates", lt=0.0)
     w2: float = param(0.5, unit="-", doc="lengthening of the peak attraction", gt=0.0)
@@ -194,7 +195,7 @@ class EpConfig:
 
 @dataclass
 class FrictionConfig:
-    """Basal Coulomb friction coefficients (seed 001 Eq. 2 and section 4)."""
+    """Basal Coulomb friction coefficients (UBO-Inter Eq. 2 and section 4)."""
 
     mu: float = param(0.0, unit="-", doc="basal friction on land", ge=0.0)
     mu_w: float = param(0.0, unit="-", doc="basal friction underwater", ge=0.0)
@@ -202,7 +203,7 @@ class FrictionConfig:
 
 @dataclass
 class WaterConfig:
-    """Sea water: buoyancy (reduced weight alpha*m*g) and drag via mu_eq (seed 001 section 4)."""
+    """Sea water: buoyancy (reduced weight alpha*m*g) and drag via mu_eq (UBO-Inter section 4)."""
 
     density: float = param(1030.0, unit="kg/m3", doc="water density rho_w (10 to 1e5)",
                            ge=10.0, le=1e5)

@@ -38,7 +38,8 @@ class Ground(Soil):
     """
 
     rolling_resistance: float = param(0.3, unit="-", doc="rolling resistance mu_r = tan of the "
-                                      "rolling friction angle (not given in the seed; STONE's "
+                                      "rolling friction angle (not given by Dattola et al. "
+                                      "2023; STONE's "
                                       "range is 0.3-0.85)", ge=0.0, lt=10.0)
 
 
