@@ -11,7 +11,6 @@ raster selects one by name.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -78,8 +77,6 @@ class Terrain:
             return
         if len(self.points) < 2:
             raise InputError(f"{where}.points", "a profile needs at least 2 points")
-        for i, p in enumerate(self.points):
-            _finite(p, f"{where}.points[{i}]")
         for i in range(1, len(self.points)):
             if not self.points[i][0] > self.points[i - 1][0]:
                 raise InputError(f"{where}.points[{i}]", f"the profile is not a function of x: "
@@ -91,7 +88,6 @@ class Terrain:
         if not self.segments:
             raise InputError(f"{where}.segments", "a profile needs ground segments")
         for i, seg in enumerate(self.segments):
-            _finite(seg.x, f"{where}.segments[{i}].x")
             if not seg.x[1] > seg.x[0]:
                 raise InputError(f"{where}.segments[{i}].x", f"empty stretch [{seg.x[0]:g}, "
                                  f"{seg.x[1]:g}]: 'to' must exceed 'from'")
@@ -150,8 +146,6 @@ class Spread:
 
     def validate(self, where: str) -> None:
         exactly_one(self, ("values", "uniform", "normal"), where)
-        for name in ("values", "uniform", "normal"):
-            _finite(getattr(self, name), f"{where}.{name}")
         if self.uniform and (len(self.uniform) != 2 or self.uniform[1] < self.uniform[0]):
             raise InputError(f"{where}.uniform", "expected [low, high] with low <= high")
         if self.normal and (len(self.normal) != 2 or self.normal[1] < 0.0):
@@ -197,9 +191,10 @@ class Sweep:
                     f"{'block' if v in BLOCK_VARIABLES else 'start'}.{v}" for v in VARIABLES)
                     + ")")
             for i, v in enumerate(values):
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise InputError(f"{where}.{key}[{i}]", f"expected a number, got {v!r}")
-            _finite(values, f"{where}.{key}")
+                if isinstance(v, bool) or not isinstance(v, (int, float)) \
+                        or not math.isfinite(v):
+                    raise InputError(f"{where}.{key}[{i}]", f"expected a finite number, got "
+                                     f"{v!r}")
 
     def spreads(self) -> dict[str, Spread]:
         """The swept fields as grid spreads, by field name."""
@@ -276,31 +271,7 @@ class Config:
         for key in self.sweep.fields:
             if key.partition(".")[2] in self.ensemble.vary:
                 raise InputError(f"{where}: sweep.{key}", "also in ensemble.vary: give one")
-        _finite(self, where)
 
     def spreads(self) -> dict[str, Spread]:
         """Every varied quantity: the dotted sweep grids, then ``ensemble.vary``."""
         return {**self.sweep.spreads(), **self.ensemble.vary}
-
-
-def _finite(value, where: str) -> None:
-    """Every float of ``value`` (a number, a sequence or a dataclass tree) is finite."""
-    if dataclasses.is_dataclass(value):
-        for f in dataclasses.fields(value):
-            _finite(getattr(value, f.name), _child(where, f.name))
-        return
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _finite(v, _child(where, k))
-        return
-    if isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            _finite(v, f"{where}[{i}]")
-        return
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InputError(where, f"must be a finite number, got {value}")
-
-
-def _child(where: str, name: str) -> str:
-    """``file: a.b`` + ``c`` -> ``file: a.b.c``; a bare ``file`` + ``c`` -> ``file: c``."""
-    return f"{where}.{name}" if ": " in where else f"{where}: {name}"
