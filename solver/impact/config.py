@@ -121,7 +121,8 @@ class Solver:
 
 @dataclass
 class Sweep:
-    """Parametric study: the Cartesian product of the lists (empty = the single case values)."""
+    """Parametric study: the Cartesian product of the four input lists (empty = the case's
+    value) and of any dotted case field's list (``soil.phi = [30.0, 40.0]``, solver.sweep)."""
 
     aspect_ratio: list[float] = param(unit="-", doc="A_r values", default_factory=list)
     theta_0: list[float] = param(unit="deg", doc="orientation values", default_factory=list,
