@@ -20,7 +20,7 @@ DACN) are least-squares fits.
 
 Every run works on one rank (``MPI.COMM_SELF``) in its own folder, with its summary
 (``summary.json``: the case's results), ParaView series, history and deposit map; rank 0
-gathers the rows (solver.parallel.dynamic_share hands out the runs or the (DACN, DACW)
+gathers the rows (solver.ensemble.run_ensemble hands out the runs or the (DACN, DACW)
 points) and writes the study's CSV, PNG and ``study.json``.
 """
 
@@ -43,11 +43,11 @@ from mpi4py import MPI  # noqa: E402
 
 from solver.case import load_case  # noqa: E402
 from solver.context import RunContext  # noqa: E402
+from solver.ensemble import run_ensemble  # noqa: E402
 from solver.errors import InputError  # noqa: E402
 from solver.io.summary import (git_commit, now_utc, solver_version, units_of,  # noqa: E402
                                write_summary)
 from solver.io.table import plot_title, write_rows  # noqa: E402
-from solver.parallel import dynamic_share, gather_rows  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_jiweishan  # noqa: E402
@@ -147,21 +147,19 @@ def friction_sweep(comm, case_path: Path, angles: list[float], out: Path,
                    extra: list[str]) -> list[dict] | None:
     """Run the case at every friction angle (ranks take runs as they finish); the rows on
     rank 0 (None elsewhere)."""
-    mine = []
-    for i in dynamic_share(comm, len(angles)):
-        phi = angles[i]
+    def run_at(_, phi: float) -> dict:
         summary = run_case(case_path, out / f"phi_{phi:05.2f}",
                            friction_overrides(case_path, phi) + extra)
-        mine.append((i, {"friction_deg": phi, **{k: summary[k] for k in FRICTION_COLUMNS[1:]}}))
         print(f"rank {comm.rank}: phi {phi:g} deg: sliding distance "
               f"{summary['sliding_distance_m']:.1f} m, broken fraction "
               f"{summary['broken_fraction']:.3f} ({summary['wall_s']:.0f} s)", file=sys.stderr)
-    return gather_rows(comm, mine)
+        return {"friction_deg": phi, **{k: summary[k] for k in FRICTION_COLUMNS[1:]}}
+
+    return run_ensemble(comm, angles, run_at)
 
 
 def write_friction(out: Path, name: str, rows: list[dict]) -> None:
-    write_rows(out / "friction_sweep.csv", FRICTION_COLUMNS, UNITS,
-               ([r[c] for c in FRICTION_COLUMNS] for r in rows))
+    write_rows(out / "friction_sweep.csv", FRICTION_COLUMNS, UNITS, rows)
     phi = [r["friction_deg"] for r in rows]
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     ax.plot(phi, [r["sliding_distance_m"] for r in rows], "o-", label="sliding distance")
@@ -223,13 +221,13 @@ def critical_friction_at(case_path: Path, out: Path, dacn: float, dacw: float,
 
 def cffa_study(comm, case_path: Path, points: list[tuple[float, float]], out: Path,
                tolerance: float, geometry: list[str]) -> list[dict] | None:
-    mine = []
-    for i in dynamic_share(comm, len(points)):
-        row = critical_friction_at(case_path, out, *points[i], tolerance, geometry)
+    def bisect_at(_, point: tuple[float, float]) -> dict:
+        row = critical_friction_at(case_path, out, *point, tolerance, geometry)
         print(f"rank {comm.rank}: DACN {row['dacn_deg']:g}, DACW {row['dacw_deg']:g}: CFFA "
               f"{row['cffa_deg']:.3f} deg ({row['runs']} runs)", file=sys.stderr)
-        mine.append((i, row))
-    return gather_rows(comm, mine)
+        return row
+
+    return run_ensemble(comm, points, bisect_at)
 
 
 def slope(rows: list[dict], x: str, fixed: str, value: float) -> tuple[float, list[dict]]:
@@ -243,8 +241,7 @@ def slope(rows: list[dict], x: str, fixed: str, value: float) -> tuple[float, li
 
 def write_cffa(out: Path, name: str, rows: list[dict], fixed_dacn: float,
                fixed_dacw: float) -> dict:
-    write_rows(out / "cffa.csv", CFFA_COLUMNS, UNITS, ([r[c] for c in CFFA_COLUMNS]
-                                                       for r in rows))
+    write_rows(out / "cffa.csv", CFFA_COLUMNS, UNITS, rows)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
     slopes = {}
     for ax, x, fixed, value, key in ((axes[0], "dacn_deg", "dacw_deg", fixed_dacw, "dacn"),
@@ -305,9 +302,8 @@ def main(argv: list[str] | None = None) -> int:
             extra = (write_cffa(args.out, "jiweishan CFFA", rows, args.fixed_dacn,
                                 args.fixed_dacw) if comm.rank == 0 else {})
     except InputError as exc:
-        print(f"error: {exc.where}: {exc.message}", file=sys.stderr)
-        if comm.size > 1:
-            comm.Abort(2)
+        if comm.rank == 0:
+            print(f"error: {exc.where}: {exc.message}", file=sys.stderr)
         return 2
     wall = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
     if comm.rank == 0:

@@ -53,6 +53,25 @@ def param(default: Any = MISSING, *, unit: str, doc: str, ge: float | None = Non
     return dataclasses.field(default=default, metadata=meta)
 
 
+def section(cls: type, doc: str, required: bool = False) -> Any:
+    """A nested table ``[name]`` of schema ``cls``; when not required, an absent table takes
+    the defaults of ``cls``."""
+    if required:
+        return param(unit="-", doc=doc)
+    return param(unit="-", doc=doc, default_factory=cls)
+
+
+def exactly_one(obj: Any, names: tuple[str, ...], where: str, required: bool = True) -> None:
+    """Of the fields ``names`` of ``obj``, exactly one is given (set to a non-empty, non-zero
+    value); with ``required=False``, at most one."""
+    given = [n for n in names if getattr(obj, n)]
+    if len(given) > 1 or (required and not given):
+        listed = f"{', '.join(names[:-1])} or {names[-1]}"
+        got = f"got {' and '.join(given)}" if given else "got none"
+        raise InputError(where, f"give {'exactly' if required else 'at most'} one of {listed} "
+                                f"({got})")
+
+
 @dataclass
 class Case:
     """A loaded case: which module runs it, its name, the file it came from, its schema."""
@@ -146,13 +165,20 @@ def from_dict(cls: type, data: Any, file: str, prefix: str, base: Path) -> Any:
         raise InputError(where, f"expected a table, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     known = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    rest = next((name for name, f in known.items() if f.metadata.get("rest")), None)
+    values, extra = {}, {}
     for key in data:
-        if key not in known:
+        if key not in known and rest is None:
             allowed = ", ".join(sorted(known))
             raise InputError(f"{file}: {prefix}{'.' if prefix else ''}{key}",
                              f"unknown key (allowed here: {allowed})")
-    values = {}
+        if key not in known:
+            extra.update(_flatten({key: data[key]}))
+    if rest is not None:
+        values[rest] = _rest_lists({**_flatten(data.get(rest, {})), **extra}, file, prefix)
     for name, f in known.items():
+        if name == rest:
+            continue
         dotted = f"{prefix}{'.' if prefix else ''}{name}"
         if name not in data:
             if f.default is MISSING and f.default_factory is MISSING:
@@ -169,6 +195,33 @@ def from_dict(cls: type, data: Any, file: str, prefix: str, base: Path) -> Any:
     if check is not None:
         check(f"{file}: {prefix}" if prefix else file)
     return obj
+
+
+def swept_fields(doc: str) -> Any:
+    """The field of a ``[sweep]`` table that takes every key the table does not declare: a
+    dotted case field (``"grid.nx"``, or unquoted ``grid.nx``, a nested table in TOML) with its
+    list of values, one per run."""
+    return dataclasses.field(default_factory=dict, metadata={"unit": "-", "doc": doc,
+                                                            "rest": True})
+
+
+def _flatten(table: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"grid": {"nx": [3, 4]}}`` -> ``{"grid.nx": [3, 4]}``."""
+    if not isinstance(table, dict):
+        return {prefix: table}
+    out = {}
+    for key, value in table.items():
+        out.update(_flatten(value, f"{prefix}.{key}" if prefix else key))
+    return out
+
+
+def _rest_lists(values: dict[str, Any], file: str, prefix: str) -> dict[str, list]:
+    """Every swept field holds a non-empty list of values."""
+    for key, value in values.items():
+        if not isinstance(value, list) or not value:
+            raise InputError(f"{file}: {prefix}{'.' if prefix else ''}{key}",
+                             "expected a non-empty list of values (one per run)")
+    return values
 
 
 def resolve_path(value: str, base: Path) -> str:

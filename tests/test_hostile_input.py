@@ -242,6 +242,12 @@ HOSTILE = [
     ("pointmass", ["sweep.keys=['grid.density']", "sweep.runs=[[nan]]"], "sweep.runs[0]"),
     ("pointmass", ["sweep.keys=['grid.nx']", "sweep.runs=[[2.5]]"], "sweep.runs[0]"),
     ("pointmass", ["links.sides='rigid'"], "links.sides"),
+    ("pointmass", ["sweep.grid.nx=[2, 0]"], "sweep: grid.nx"),
+    ("pointmass", ["sweep.grid.density=[nan]"], "sweep: grid.density"),
+    ("pointmass", ["sweep.grid.nx=3"], "sweep.grid.nx"),
+    ("pointmass", ["sweep.grid.nosuch=[1]"], "sweep: grid.nosuch"),
+    ("pointmass", ["sweep.sweep.keys=[[]]"], "sweep.sweep.keys"),
+    ("pointmass", ["sweep.keys=['grid.nx']", "sweep.runs=[[2]]", "sweep.grid.ny=[2]"], "sweep"),
     # impact
     ("impact", ["block.aspect_ratio=inf"], "block.aspect_ratio"),
     ("impact", ["block.aspect_ratio=nan"], "block.aspect_ratio"),
@@ -282,6 +288,10 @@ HOSTILE = [
     ("impact", ["sweep.theta_in=[95.0]"], "sweep.theta_in"),
     ("impact", ["sweep.plots=['nosuch']"], "sweep.plots"),
     ("impact", ["sweep.x='mass'"], "sweep.x"),
+    ("impact", ["sweep.soil.phi=[30.0, nan]"], "sweep: soil.phi"),
+    ("impact", ["sweep.theta_0=[0.0]", "sweep.impact.theta_0=[1.0]"], "sweep.impact.theta_0"),
+    ("impact", ["sweep.soil.phi=[" + ", ".join(["30.0"] * 400) + "]",
+                "sweep.omega_0=[" + ", ".join(["0.0"] * 400) + "]"], "sweep"),
     ("impact", ["sweep.theta_0=[" + ", ".join(["0.0"] * 400) + "]",
                 "sweep.omega_0=[" + ", ".join(["0.0"] * 400) + "]"], "sweep"),
     # contact_laws

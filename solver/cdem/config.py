@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from solver.case import COORDINATE_LIMIT, param
+from solver.case import COORDINATE_LIMIT, exactly_one, param, section
 from solver.errors import InputError
 
 INF = math.inf
@@ -61,10 +61,7 @@ class MeshConfig:
     rotate_origin: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="point on the rotation axis")
 
     def validate(self, where: str) -> None:
-        if not self.path and not self.boxes:
-            raise InputError(f"{where}.path", "no mesh: give a mesh file here or mesh.boxes")
-        if self.path and self.boxes:
-            raise InputError(f"{where}.path", "give a mesh file or mesh.boxes, not both")
+        exactly_one(self, ("path", "boxes"), f"{where}.path")
         check_axis(self.rotate_axis, f"{where}.rotate_axis")
 
 
@@ -130,7 +127,7 @@ class ContactConfig:
     restitution: float = param(0.5, unit="-", doc="normal restitution e_n the dashpot is "
                                "tuned for (a single element landing flat on a face)",
                                gt=0.0, le=1.0)
-    indentation: float = param(0.01, unit="-", doc="alpha in d = alpha L (seed 002 Eq. 3)",
+    indentation: float = param(0.01, unit="-", doc="alpha in d = alpha L (Feng et al. 2014 Eq. 3)",
                                gt=0.0, lt=0.5)
     tolerance: float = param(1e-3, unit="-", doc="search tolerance / median face size",
                              gt=0.0)
@@ -140,7 +137,7 @@ class ContactConfig:
     def validate(self, where: str) -> None:
         if self.tolerance >= self.indentation:
             raise InputError(f"{where}.tolerance", "must be below the indentation alpha "
-                                                   "(seed 002: d = alpha L > tolerance)")
+                                                   "(Feng et al. 2014: d = alpha L > tolerance)")
 
 
 @dataclass
@@ -264,19 +261,18 @@ class Analysis:
 class Config:
     """A CDEM case: mesh, materials, interfaces, boundaries, gravity, stages, output."""
 
-    mesh: MeshConfig = param(unit="-", doc="the hexahedral mesh")
+    mesh: MeshConfig = section(MeshConfig, "the hexahedral mesh", required=True)
     materials: list[Material] = param(unit="-", doc="materials by group")
     stages: list[Stage] = param(unit="-", doc="the stages, run in order")
-    interface: InterfaceConfig = param(unit="-", doc="interface springs",
-                                       default_factory=InterfaceConfig)
+    interface: InterfaceConfig = section(InterfaceConfig, "interface springs")
     boundaries: list[Boundary] = param(unit="-", doc="held degrees of freedom",
                                        default_factory=list)
     gravity: Vec3 = param((0.0, 0.0, -9.81), unit="m/s2", doc="gravitational acceleration "
                           "(components up to 1e4: a thousand g)", ge=-1e4, le=1e4)
-    time: TimeConfig = param(unit="-", doc="time step", default_factory=TimeConfig)
-    output: OutputConfig = param(unit="-", doc="output", default_factory=OutputConfig)
-    analysis: Analysis = param(unit="-", doc="results to compute", default_factory=Analysis)
-    contact: ContactConfig = param(unit="-", doc="block contact", default_factory=ContactConfig)
+    time: TimeConfig = section(TimeConfig, "time step")
+    output: OutputConfig = section(OutputConfig, "output")
+    analysis: Analysis = section(Analysis, "results to compute")
+    contact: ContactConfig = section(ContactConfig, "block contact")
     partitioner: Literal["metis", "rcb"] = param("metis", unit="-",
                                                  doc="element partitioner across MPI ranks")
 

@@ -1,12 +1,13 @@
-"""Case schema of ``module = "contact_laws"``: the tangential restitution map of seed 004."""
+"""Case schema of ``module = "contact_laws"``: the tangential restitution map of Becker et al.
+(2008)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from solver.case import param
+from solver.case import param, section
 from solver.errors import InputError
 
 
@@ -17,20 +18,21 @@ MAX_POINTS = 1_000_000
 def tangential_turn(kt_kn: float, alpha_over_meff: float, steps: int) -> float:
     """omega_t dt of the tangential spring when a collision of duration t_c = pi / omega_n
     (at most, gamma_n = 0) takes ``steps`` steps: omega_t / omega_n = sqrt(k_t/k_n m_eff/alpha)
-    (seed 004 Eq. 49). Position Verlet is stable for omega_t dt < 2."""
+    (Becker et al. 2008 Eq. 49). Position Verlet is stable for omega_t dt < 2."""
     return math.pi * math.sqrt(kt_kn / alpha_over_meff) / steps
 
 
 @dataclass
 class Contact:
-    """The contact law and the colliding pair (seed 004 Eqs. 1-15)."""
+    """The contact law and the colliding pair (Becker et al. 2008 Eqs. 1-15)."""
 
     mu: float = param(0.3, unit="-", doc="Coulomb friction coefficient", ge=0.0)
     e_n: float = param(1.0, unit="-", doc="target normal restitution (1: gamma_n = 0, the "
-                                          "elastic case of seed 004 Sec. III.3.3)", gt=0.0, le=1.0)
+                                          "elastic case of Becker et al. 2008, Sec. "
+                                          "III.3.3)", gt=0.0, le=1.0)
     alpha_over_meff: float = param(2.0 / 7.0, unit="-", doc="tangential over normal effective "
                                    "mass, alpha/m_eff (2/7 for homogeneous spheres; at most 1, "
-                                   "seed 004 Eq. 15)", gt=0.0, le=1.0)
+                                   "Becker et al. 2008 Eq. 15)", gt=0.0, le=1.0)
     k_n: float = param(1.0e6, unit="N/m", doc="normal spring stiffness (1e-6 to 1e20)",
                        ge=1e-6, le=1e20)
     m_eff: float = param(1.0, unit="kg", doc="normal effective mass m1 m2/(m1 + m2) (1e-12 to "
@@ -75,6 +77,8 @@ class SmallGt:
 
 @dataclass
 class Output:
+    """Files of the map."""
+
     csv: bool = param(True, unit="-", doc="write e_t_map.csv")
     plot: bool = param(True, unit="-", doc="write e_t_map.png")
 
@@ -83,12 +87,12 @@ class Output:
 class Config:
     """Tangential restitution e_t(k_t/k_n, g_t/g_n) of the linear dashpot + Cundall-Strack law."""
 
-    contact: Contact = field(default_factory=Contact)
-    grid: Grid = field(default_factory=Grid)
-    small_gt: SmallGt = field(default_factory=SmallGt)
+    contact: Contact = section(Contact, "the contact law and the colliding pair")
+    grid: Grid = section(Grid, "the (k_t/k_n, g_t/g_n) points of the map")
+    small_gt: SmallGt = section(SmallGt, "the small-g_t check point")
     steps: int = param(4000, unit="-", doc="integration steps per collision", ge=100,
                        le=1_000_000)
-    output: Output = field(default_factory=Output)
+    output: Output = section(Output, "outputs")
 
     def validate(self, where: str) -> None:
         for field_name, kt_kn, steps in (("grid.kt_kn_max", self.grid.kt_kn_max, self.steps),

@@ -6,20 +6,18 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.io.table import header, read_columns
+from solver.io.table import read_columns, write_rows
 
 COLUMNS = ("kt_kn", "gt_gn", "e_t", "switches", "starts_sliding")
-HEADER = ",".join(header(COLUMNS, dict.fromkeys(COLUMNS, "-")))
 
 
 def write_csv(path: Path, kt_kn: np.ndarray, gt_gn: np.ndarray, e_t: np.ndarray,
               switches: np.ndarray, starts: np.ndarray) -> None:
     """One row per map point (all arrays (n,); every column dimensionless, as the header
     states); e_t to 12 significant digits."""
-    with open(path, "w") as fh:
-        fh.write(HEADER + "\n")
-        for row in zip(kt_kn, gt_gn, e_t, switches, starts):
-            fh.write(f"{row[0]:.10g},{row[1]:.10g},{row[2]:.12g},{int(row[3])},{int(row[4])}\n")
+    write_rows(path, COLUMNS, dict.fromkeys(COLUMNS, "-"),
+               zip(kt_kn, gt_gn, e_t, switches.astype(int), starts.astype(int)),
+               digits={"e_t": 12})
 
 
 def read_csv(path: Path) -> dict[str, np.ndarray]:

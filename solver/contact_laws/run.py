@@ -1,13 +1,14 @@
-"""``module = "contact_laws"``: the e_t(k_t/k_n, g_t/g_n) map of seed 004 with this package's law.
+"""``module = "contact_laws"``: the e_t(k_t/k_n, g_t/g_n) map of Becker et al. (2008) with this
+package's law.
 
-The map points are spread over the MPI ranks (round-robin, :func:`solver.parallel.my_share`);
+The map points are handed out over the MPI ranks in chunks (:func:`solver.ensemble.run_ensemble`);
 each point is integrated independently, so the map is identical for any number of ranks.
-Results: ``e_t_small_gt_numeric`` / ``e_t_small_gt_theory`` (seed 004 Eq. 49) and the first-order
-correction ``e_t_small_gt_first_order`` (e_n = 1 only); ``max_switches`` over the map;
-``walton_max_abs_error`` over the points that slide throughout (seed 004 Eq. 18; with a dashpot
-no point does, since F_n jumps to gamma_n g_n at impact and every collision first sticks);
-``coulomb_region_mismatch``, the map points where the integrated regime disagrees with seed 004
-Eqs. 45/48 (e_n = 1 only).
+Results: ``e_t_small_gt_numeric`` / ``e_t_small_gt_theory`` (Becker et al. 2008, Eq. 49) and the
+first-order correction ``e_t_small_gt_first_order`` (e_n = 1 only); ``max_switches`` over the
+map; ``walton_max_abs_error`` over the points that slide throughout (Becker et al. 2008, Eq. 18;
+with a dashpot no point does, since F_n jumps to gamma_n g_n at impact and every collision first
+sticks); ``coulomb_region_mismatch``, the map points where the integrated regime disagrees with
+Becker et al. (2008), Eqs. 45/48 (e_n = 1 only).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from solver.contact_laws.restitution import (collide, collide_many, normal_histo
                                              pure_coulomb_theory, small_gt_first_order,
                                              small_gt_limit, walton_e_t)
 from solver.context import RunContext, RunOutput
+from solver.ensemble import run_ensemble
 from solver.io.table import plot_title
-from solver.parallel import gather_rows, my_share
 
 __all__ = ["Config", "RESULT_UNITS", "run"]
 
@@ -56,24 +57,21 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
 
     kt_axis, gt_axis = map_axes(cfg)
     kt_kn, gt_gn = (a.ravel() for a in np.meshgrid(kt_axis, gt_axis, indexing="ij"))
-    mine = my_share(comm, kt_kn.size)
-    progress = ctx.progress(kt_kn.size, label="collisions")
-    rows = []
-    for start in range(0, mine.size, CHUNK):
-        idx = mine[start:start + CHUNK]
-        e_t, sw, st = collide_many(gt_gn[idx] * c.g_n, kt_kn[idx] * c.k_n, alpha, c.mu, dt,
-                                   f_half, f_whole)
-        rows.extend((int(i), (e, int(s), bool(b))) for i, e, s, b in zip(idx, e_t, sw, st))
-        progress.update(min(kt_kn.size, (start + CHUNK) * comm.size))
-    gathered = gather_rows(comm, rows)
+    chunks = [np.arange(start, min(start + CHUNK, kt_kn.size))
+              for start in range(0, kt_kn.size, CHUNK)]
+
+    def collide_chunk(_, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return collide_many(gt_gn[idx] * c.g_n, kt_kn[idx] * c.k_n, alpha, c.mu, dt, f_half,
+                            f_whole)
+
+    gathered = run_ensemble(comm, chunks, collide_chunk,
+                            ctx.progress(len(chunks), label=f"chunks of {CHUNK} collisions"))
 
     point = collide(c.g_n, cfg.small_gt.gt_gn * c.g_n, c.k_n, cfg.small_gt.kt_kn * c.k_n,
                     c.m_eff, alpha, c.mu, gamma_n, cfg.small_gt.steps)
     results = None
     if comm.rank == 0:
-        e_t = np.array([r[0] for r in gathered])
-        switches = np.array([r[1] for r in gathered])
-        starts = np.array([r[2] for r in gathered])
+        e_t, switches, starts = (np.concatenate(column) for column in zip(*gathered))
         sliding_throughout = starts & (switches == 0)
         walton = walton_e_t(gt_gn, c.mu, e_n, c.alpha_over_meff)
         results = {
@@ -102,5 +100,4 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
                        switches.reshape(shape), cfg.grid.kt_spacing == "log",
                        f"{plot_title(case.name, ['g_t/g_n', 'k_t/k_n'])} (mu = {c.mu:g}, "
                        f"e_n = {e_n:.4g}, alpha/m_eff = {c.alpha_over_meff:.4g})")
-    progress.update(kt_kn.size, force=True)
     return RunOutput(steps=int(kt_kn.size), results=comm.bcast(results, root=0))

@@ -1,36 +1,39 @@
 """Case schema of the impact module (``module = "impact"``). SI units; angles in degrees.
 
-The soil defaults are a *proposed* dense-sand set (``../shared/notes/impact_model.md`` Sect. 13):
-the seed's Table 1 ("set 02 of Dattola et al. 2021") is not available, only its viscous pair
+The soil defaults are a *proposed* dense-sand set: the Table 1 of Dattola et al. (2023) ("set 02
+of Dattola et al. 2021") is not available, only its viscous pair
 ``c_v = 1.0, gamma_v = 8.70`` (alternatives ``c_v = 0.5, gamma_v = 1.70 / 0.85``) is.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from solver.case import param
+from solver.case import param, section, swept_fields
 from solver.errors import InputError
 
 Variable = Literal["aspect_ratio", "theta_0", "theta_in", "omega_0"]
 MAX_ASPECT_RATIO = 100.0
-"""Most elongated block: A_r = H/R up to 100 (the seed studies 1 to 4)."""
+"""Most elongated block: A_r = H/R up to 100 (Dattola et al. 2023 study 1 to 4)."""
 MAX_SPIN = 36000.0
 """Fastest initial spin [deg/s], 100 revolutions per second."""
 MAX_IMPACTS = 100_000
 """Most impacts in a sweep."""
+ALIASES = {"aspect_ratio": "block.aspect_ratio", "theta_0": "impact.theta_0",
+           "theta_in": "impact.theta_in", "omega_0": "impact.omega_0"}
+"""The four sweep lists and the case fields they set."""
 
 
 @dataclass
 class Block:
-    """The impacting ellipsoid of revolution (sizes from the mass, seed Eq. 7)."""
+    """The impacting ellipsoid of revolution (sizes from the mass, Dattola et al. 2023, Eq. 7)."""
 
     mass: float = param(100.0, unit="kg", doc="block mass m (up to 1e8: a 4e4 m3 boulder)",
                         gt=0.0, le=1e8)
     density: float = param(2600.0, unit="kg/m3", doc="block density rho (not given in the "
-                           "seed; 2600 assumed; 10 to 1e5)", ge=10.0, le=1e5)
+                           "paper; 2600 assumed; 10 to 1e5)", ge=10.0, le=1e5)
     aspect_ratio: float = param(1.0, unit="-", doc="A_r = H/R (1 = sphere, > 1 prolate, up to "
                                 f"{MAX_ASPECT_RATIO:g})")
 
@@ -48,7 +51,7 @@ class Block:
 
 @dataclass
 class Impact:
-    """Kinematics at the onset of contact (seed Fig. 1, Fig. 3)."""
+    """Kinematics at the onset of contact (Dattola et al. 2023, Figs. 1 and 3)."""
 
     speed: float = param(14.0, unit="m/s", doc="impact speed |v_in| (up to 1e3)", gt=0.0,
                          le=1e3)
@@ -73,7 +76,8 @@ class Impact:
 
 @dataclass
 class Soil:
-    """Macro-element parameters (seed Appendix A symbols; laws in ``rheology.py``)."""
+    """Macro-element parameters (symbols of Dattola et al. 2023, Appendix A; laws in
+    ``rheology.py``)."""
 
     unit_weight: float = param(17.0e3, unit="N/m3", doc="soil unit weight gamma", gt=0.0)
     phi: float = param(40.0, unit="deg", doc="soil friction angle phi'", gt=0.0, lt=60.0)
@@ -117,7 +121,8 @@ class Solver:
 
 @dataclass
 class Sweep:
-    """Parametric study: the Cartesian product of the lists (empty = the single case values)."""
+    """Parametric study: the Cartesian product of the four input lists (empty = the case's
+    value) and of any dotted case field's list (``soil.phi = [30.0, 40.0]``, solver.sweep)."""
 
     aspect_ratio: list[float] = param(unit="-", doc="A_r values", default_factory=list)
     theta_0: list[float] = param(unit="deg", doc="orientation values", default_factory=list,
@@ -129,11 +134,17 @@ class Sweep:
     plots: list[str] = param(unit="-", doc="result columns plotted against x (one PNG each)",
                              default_factory=lambda: ["e_n", "max_penetration", "max_force"])
     histories: bool = param(False, unit="-", doc="also plot the time histories of all impacts")
+    fields: dict[str, list[Any]] = swept_fields("any other key: a dotted case field and its "
+                                                "values (the impacts are the product of all "
+                                                "lists)")
 
     def validate(self, where: str) -> None:
         from solver.impact.sweeps import COLUMNS
-        count = math.prod(max(1, len(getattr(self, name))) for name in
-                          ("aspect_ratio", "theta_0", "theta_in", "omega_0"))
+        for name, dotted in ALIASES.items():
+            if getattr(self, name) and dotted in self.fields:
+                raise InputError(f"{where}.{dotted}", f"also swept as sweep.{name}: give one")
+        count = math.prod(max(1, len(values)) for values in
+                          [*(getattr(self, name) for name in ALIASES), *self.fields.values()])
         if count > MAX_IMPACTS:
             raise InputError(where, f"the sweep holds {count} impacts, more than {MAX_IMPACTS}")
         for name in self.plots:
@@ -160,9 +171,9 @@ class Output:
 class Config:
     """Root of an impact case: one impact, or a sweep when ``[sweep]`` lists values."""
 
-    block: Block = field(default_factory=Block, metadata={"unit": "-", "doc": "the block"})
-    impact: Impact = field(default_factory=Impact, metadata={"unit": "-", "doc": "onset"})
-    soil: Soil = field(default_factory=Soil, metadata={"unit": "-", "doc": "macro-element"})
-    solver: Solver = field(default_factory=Solver, metadata={"unit": "-", "doc": "integrator"})
-    sweep: Sweep = field(default_factory=Sweep, metadata={"unit": "-", "doc": "parametric study"})
-    output: Output = field(default_factory=Output, metadata={"unit": "-", "doc": "VTK output"})
+    block: Block = section(Block, "the block")
+    impact: Impact = section(Impact, "onset")
+    soil: Soil = section(Soil, "macro-element")
+    solver: Solver = section(Solver, "integrator")
+    sweep: Sweep = section(Sweep, "parametric study")
+    output: Output = section(Output, "VTK output")

@@ -21,6 +21,11 @@ LABELS = {"aspect_ratio": "A_r", "theta_0": "theta_0 [deg]", "theta_in": "theta_
           "duration": "impact duration [s]", "rot_ratio_max": "max R_r [-]"}
 
 
+def value_text(value) -> str:
+    """A number as ``%g``, anything else as it is."""
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
 def _with_unit(key: str, value: float) -> str:
     return f"{value:g}" + ("" if UNITS[key] == "-" else f" {UNITS[key]}")
 
@@ -30,10 +35,12 @@ def inputs_title(name: str, inputs: tuple[float, ...]) -> str:
     return plot_title(name, {k: _with_unit(k, v) for k, v in zip(INPUTS, inputs)})
 
 
-def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list[str]) -> list:
-    """One PNG per column: column vs ``x``, one curve per combination of the other inputs."""
-    others = [k for k in INPUTS if k != x and len({r[k] for r in rows}) > 1]
-    title = plot_title(name, [k for k in INPUTS if len({r[k] for r in rows}) > 1],
+def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list[str],
+               inputs: tuple[str, ...] = INPUTS) -> list:
+    """One PNG per column: column vs ``x``, one curve per combination of the other ``inputs``
+    (the four impact inputs and any dotted sweep field)."""
+    others = [k for k in inputs if k != x and len({r[k] for r in rows}) > 1]
+    title = plot_title(name, [k for k in inputs if len({r[k] for r in rows}) > 1],
                        {k: _with_unit(k, rows[0][k]) for k in INPUTS
                         if len({r[k] for r in rows}) == 1})
     groups: dict[tuple, list[dict]] = {}
@@ -44,7 +51,7 @@ def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         for key, members in groups.items():
             members = sorted(members, key=lambda r: r[x])
-            label = ", ".join(f"{LABELS.get(k, k).split(' ')[0]}={v:g}"
+            label = ", ".join(f"{LABELS.get(k, k).split(' ')[0]}={value_text(v)}"
                               for k, v in zip(others, key))
             ax.plot([r[x] for r in members], [r[column] for r in members], "o-", ms=3,
                     label=label or None)
@@ -64,7 +71,8 @@ def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list
 
 def plot_histories(out_dir: Path, name: str, labels: list[str], histories: list,
                    title: str) -> Path:
-    """u_n(t), N(t), rotation(t) and R_r(t) of several impacts (seed Figs. 4 and 6)."""
+    """u_n(t), N(t), rotation(t) and R_r(t) of several impacts (Dattola et al. 2023, Figs. 4
+    and 6)."""
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
     for label, (t, y, d) in zip(labels, histories):
         ms = 1e3 * np.asarray(t)

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from solver import sweep
 from solver.case import Case
 from solver.context import RunContext, RunOutput
 from solver.errors import InputError
@@ -21,8 +22,8 @@ from solver.impact import geometry, plots
 from solver.impact.config import Config
 from solver.impact.output import write_impact_vtk
 from solver.impact.restitution import rotational_ratio
-from solver.impact.sweeps import (INPUTS, UNITS, is_sweep, make_setup, run_impact, run_sweep,
-                                  sweep_points, write_table)
+from solver.impact.sweeps import (INPUTS, UNITS, Point, is_sweep, make_setup, run_impact,
+                                  run_sweep, sweep_points, write_table)
 from solver.io.table import plot_title, write_rows
 
 __all__ = ["Config", "RESULT_UNITS", "run"]
@@ -31,14 +32,15 @@ RESULT_UNITS = {**UNITS, "semi_axis_r": "m", "semi_axis_h": "m", "n_impacts": "-
                 "table": "-", "e_energy_max": "-", "energy_closure_max": "-", "ends": "-"}
 
 
-def _check_contact_velocity(cfg: Config, where: str) -> None:
+def _check_contact_velocity(points: list[Point], where: str) -> None:
     """The first contact point must move into the ground (else there is no impact)."""
-    for point in sweep_points(cfg):
-        setup = make_setup(cfg, *point)
+    for point in points:
+        setup = make_setup(point.config, *point.inputs)
         v_n0, _, omega = setup.initial_velocity
         if v_n0 + setup.contact_arm_0 * omega <= 0.0:
-            raise InputError(f"{where}: impact.omega_0", f"with A_r={point[0]:g}, "
-                             f"theta_0={point[1]:g} deg the spin {point[3]:g} deg/s lifts the "
+            a_r, theta_0, _, omega_0 = point.inputs
+            raise InputError(f"{where}: impact.omega_0", f"with A_r={a_r:g}, "
+                             f"theta_0={theta_0:g} deg the spin {omega_0:g} deg/s lifts the "
                              f"contact point off the ground: no impact")
 
 
@@ -64,9 +66,10 @@ def _write_history(path, history) -> None:
 def run(case: Case, ctx: RunContext) -> RunOutput:
     cfg: Config = case.config
     comm = ctx.comm
-    _check_contact_velocity(cfg, str(case.path))
+    points = sweep_points(cfg, str(case.path), case.path.parent)
+    _check_contact_velocity(points, str(case.path))
     if not is_sweep(cfg):
-        (point,) = sweep_points(cfg)
+        point = points[0].inputs
         row, history = run_impact(cfg, point)
         if comm.rank == 0:
             _write_history(ctx.out_dir / f"{case.name}_history.csv", history)
@@ -81,21 +84,24 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         results = {k: _json(v) for k, v in row.items()}
         results.update(semi_axis_r=float(radius), semi_axis_h=float(semi_h))
         return RunOutput(steps=len(history.t), results=results)
-    share = len(range(comm.rank, len(sweep_points(cfg)), comm.size))
-    def write_vtk(index, inputs, history):
-        write_impact_vtk(ctx.out_dir / f"{case.name}_impacts", f"impact_{index:03d}",
-                         make_setup(cfg, *inputs), history, cfg.output.vtk_frames)
 
-    rows, histories, steps = run_sweep(comm, cfg, ctx.progress(share, label="impacts"),
+    def write_vtk(index: int, point: Point, history) -> None:
+        write_impact_vtk(ctx.out_dir / f"{case.name}_impacts", f"impact_{index:03d}",
+                         make_setup(point.config, *point.inputs), history, cfg.output.vtk_frames)
+
+    rows, histories, steps = run_sweep(comm, points, cfg.sweep.histories,
+                                       ctx.progress(len(points), label="impacts"),
                                        write_vtk if cfg.output.vtk_in_sweeps else None)
     results = None
     if comm.rank == 0:
         table = ctx.out_dir / f"{case.name}_sweep.csv"
-        write_table(table, rows)
-        plots.plot_sweep(ctx.out_dir, case.name, rows, cfg.sweep.x, cfg.sweep.plots)
+        fields = sweep.units(Config, list(cfg.sweep.fields))
+        write_table(table, rows, fields)
+        plots.plot_sweep(ctx.out_dir, case.name, rows, cfg.sweep.x, cfg.sweep.plots,
+                         (*fields, *INPUTS))
         if cfg.sweep.histories:
-            varied = [k for k in INPUTS if len({r[k] for r in rows}) > 1]
-            labels = [", ".join(f"{k}={r[k]:g}" for k in varied) for r in rows]
+            varied = [k for k in (*fields, *INPUTS) if len({r[k] for r in rows}) > 1]
+            labels = [", ".join(f"{k}={plots.value_text(r[k])}" for k in varied) for r in rows]
             plots.plot_histories(ctx.out_dir, case.name, labels, histories,
                                  plot_title(case.name, varied))
         results = {"n_impacts": len(rows), "table": table.name,

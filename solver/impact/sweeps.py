@@ -1,7 +1,8 @@
-"""Single impacts and parametric sweeps (seed 000 Sect. 3, Figs. 4-9 and 13).
+"""Single impacts and parametric sweeps (Dattola et al. 2023, Sect. 3, Figs. 4-9 and 13).
 
-A sweep is the Cartesian product of the ``[sweep]`` lists; its impacts are spread over the MPI
-ranks round-robin (``solver.parallel.my_share``) and gathered in order on rank 0, so the table
+A sweep is the Cartesian product of the ``[sweep]`` lists (the four inputs, and any dotted case
+field, :mod:`solver.sweep`); its impacts are handed out over the
+MPI ranks (:func:`solver.ensemble.run_ensemble`) and gathered in order on rank 0, so the table
 is the same for any number of ranks.
 """
 
@@ -9,14 +10,17 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from solver import sweep
+from solver.ensemble import run_ensemble
 from solver.impact import geometry
 from solver.impact.dynamics import History, ImpactSetup, simulate
 from solver.impact.restitution import coefficients
 from solver.impact.rheology import SoilLaw
 from solver.io.table import read_rows, write_rows
-from solver.parallel import gather_rows, my_share
 
 INPUTS = ("aspect_ratio", "theta_0", "theta_in", "omega_0")
 UNITS = {"aspect_ratio": "-", "theta_0": "deg", "theta_in": "deg", "omega_0": "deg/s",
@@ -49,45 +53,69 @@ def run_impact(cfg, inputs: tuple[float, float, float, float]) -> tuple[dict, Hi
     return row, history
 
 
-def sweep_points(cfg) -> list[tuple[float, float, float, float]]:
-    """Cartesian product of the sweep lists; an empty list takes the case's own value."""
-    values = [cfg.sweep.aspect_ratio or [cfg.block.aspect_ratio],
-              cfg.sweep.theta_0 or [cfg.impact.theta_0],
-              cfg.sweep.theta_in or [cfg.impact.theta_in],
-              cfg.sweep.omega_0 or [cfg.impact.omega_0]]
-    return [tuple(map(float, p)) for p in itertools.product(*values)]
+@dataclass
+class Point:
+    """One impact of a sweep: its case (with the dotted sweep fields set), the four inputs and
+    the dotted fields' values."""
+
+    config: Any
+    inputs: tuple[float, float, float, float]
+    fields: dict[str, Any]
+
+
+def sweep_points(cfg, file: str = "", base: Path = Path(".")) -> list[Point]:
+    """The impacts: for each point of the dotted sweep fields (:mod:`solver.sweep`), the
+    Cartesian product of the four input lists; an empty list takes the case's own value."""
+    cases = ([(sweep.configure(cfg, p, file, base), p) for p in sweep.product(cfg.sweep.fields)]
+             if cfg.sweep.fields else [(cfg, {})])
+    points = []
+    for case_cfg, fields in cases:
+        values = [cfg.sweep.aspect_ratio or [case_cfg.block.aspect_ratio],
+                  cfg.sweep.theta_0 or [case_cfg.impact.theta_0],
+                  cfg.sweep.theta_in or [case_cfg.impact.theta_in],
+                  cfg.sweep.omega_0 or [case_cfg.impact.omega_0]]
+        points += [Point(case_cfg, tuple(map(float, p)), fields)
+                   for p in itertools.product(*values)]
+    return points
 
 
 def is_sweep(cfg) -> bool:
-    return any(getattr(cfg.sweep, name) for name in INPUTS)
+    return bool(cfg.sweep.fields) or any(getattr(cfg.sweep, name) for name in INPUTS)
 
 
-def run_sweep(comm, cfg, progress, on_impact=None) -> tuple[list[dict] | None, list | None, int]:
-    """Run this rank's share of the sweep; rank 0 gets all rows (and histories if asked).
-    ``on_impact(index, inputs, history)`` is called on the rank that ran the impact."""
-    points = sweep_points(cfg)
-    local, steps = [], 0
-    for count, index in enumerate(my_share(comm, len(points))):
-        row, history = run_impact(cfg, points[index])
+def run_sweep(comm, points: list[Point], histories: bool, progress,
+              on_impact=None) -> tuple[list[dict] | None, list | None, int]:
+    """Run the sweep over the ranks; rank 0 gets all rows (and histories if asked), every rank
+    the total number of integration steps. ``on_impact(index, point, history)`` is called on
+    the rank that ran the impact."""
+    def impact(index: int, point: Point) -> tuple[dict, tuple | None, int]:
+        row, history = run_impact(point.config, point.inputs)
         if on_impact is not None:
-            on_impact(int(index), points[index], history)
-        steps += len(history.t)
-        keep = (history.t, history.y[:3], history.derived) if cfg.sweep.histories else None
-        local.append((int(index), (row, keep)))
-        progress.update(count + 1, impact=int(index))
-    steps = comm.allreduce(steps)
-    gathered = gather_rows(comm, local)
+            on_impact(index, point, history)
+        keep = (history.t, history.y[:3], history.derived) if histories else None
+        return {**point.fields, **row}, keep, len(history.t)
+
+    gathered = run_ensemble(comm, points, impact, progress)
+    steps = comm.bcast(None if gathered is None else sum(g[2] for g in gathered), root=0)
     if gathered is None:
         return None, None, steps
-    return [r for r, _ in gathered], [h for _, h in gathered], steps
+    return [g[0] for g in gathered], [g[1] for g in gathered], steps
 
 
-def write_table(path: Path, rows: list[dict]) -> None:
-    """CSV with one row per impact, columns :data:`COLUMNS` with their :data:`UNITS`."""
-    write_rows(path, list(COLUMNS), UNITS, ([row[k] for k in COLUMNS] for row in rows))
+def write_table(path: Path, rows: list[dict], fields: dict[str, str]) -> None:
+    """CSV with one row per impact: the dotted sweep ``fields`` (name -> unit), then
+    :data:`COLUMNS` with their :data:`UNITS`."""
+    write_rows(path, [*fields, *COLUMNS], {**fields, **UNITS}, rows)
 
 
 def read_table(path: Path) -> list[dict]:
     """Rows of a table written by :func:`write_table` (numbers as floats)."""
-    return [{k: (v if k == "end" else float(v)) for k, v in row.items()}
+    return [{k: (v if k == "end" else _number(v)) for k, v in row.items()}
             for row in read_rows(path)]
+
+
+def _number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text

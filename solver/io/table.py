@@ -24,15 +24,24 @@ def column_name(label: str) -> str:
     return label.split(" [", 1)[0]
 
 
-def write_rows(path: Path, columns: list[str], units: dict[str, str],
-               rows: Iterable[Iterable[Any]]) -> None:
-    """A CSV with a unit-stating header; floats to 10 significant digits."""
+def write_rows(path: Path, columns: Iterable[str], units: dict[str, str] | None,
+               rows: Iterable[Any], digits: int | dict[str, int] = 10) -> None:
+    """The one CSV writer: a header stating each column's unit (plain names when ``units`` is
+    None), then one line per row. A row is a sequence in column order or a dict (a missing key
+    or None is an empty cell); floats get ``digits`` significant digits (an int for all
+    columns, or a dict per column with 10 for the others). The folder is made if missing."""
+    columns = list(columns)
+    widths = ([digits] * len(columns) if isinstance(digits, int)
+              else [digits.get(c, 10) for c in columns])
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(header(columns, units))
+        writer.writerow(columns if units is None else header(columns, units))
         for row in rows:
-            writer.writerow([f"{v:.10g}" if isinstance(v, (float, np.floating)) else v
-                             for v in row])
+            values = [row.get(c) for c in columns] if isinstance(row, dict) else row
+            writer.writerow(["" if v is None else
+                             f"{v:.{n}g}" if isinstance(v, (float, np.floating)) else v
+                             for v, n in zip(values, widths)])
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:

@@ -1,4 +1,5 @@
-"""Case schema of the point-mass slide module (``module = "pointmass"``, UBO-Inter, seed 001).
+"""Case schema of the point-mass slide module (``module = "pointmass"``): the UBO-Inter
+model (Gallotti, Tinti et al.).
 
 Units are SI, angles in degrees. Plan coordinates are x (east), y (north); z is up.
 """
@@ -9,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from solver.case import COORDINATE_LIMIT, param
+from solver.case import COORDINATE_LIMIT, exactly_one, param, section, swept_fields
 from solver.errors import InputError
 
 INF = math.inf
@@ -96,8 +97,8 @@ class SurfaceConfig:
 
 @dataclass
 class GridConfig:
-    """The N point masses and their grid (seed 001 Fig. 2): a footprint split in nx * ny cells,
-    or a ring of equal masses (the sphere cup example of seed 001 section 3)."""
+    """The N point masses and their grid (UBO-Inter Fig. 2): a footprint split in nx * ny cells,
+    or a ring of equal masses (the sphere cup example of UBO-Inter section 3)."""
 
     kind: Literal["footprint", "ring"] = param(unit="-", doc="footprint polygon grid or ring")
     footprint: list[Vec2] = param(unit="m", doc="footprint: polygon vertices (x, y) in plan",
@@ -151,9 +152,7 @@ class GridConfig:
             ring = self.footprint[:-1] if self.footprint[0] == self.footprint[-1] \
                 else self.footprint
             check_simple_polygon(ring, f"{where}.footprint")
-            given = [bool(self.thickness_path), bool(self.thickness_values)]
-            if all(given):
-                raise InputError(f"{where}", "give thickness_path or thickness_values, not both")
+            exactly_one(self, ("thickness_path", "thickness_values"), where, required=False)
             if self.thickness_values and len(self.thickness_values) != self.nx * self.ny:
                 raise InputError(f"{where}.thickness_values",
                                  f"expected nx * ny = {self.nx * self.ny} values, "
@@ -164,16 +163,13 @@ class GridConfig:
                 raise InputError(f"{where}.thickness_spacing", "a .npy thickness raster needs "
                                  "thickness_spacing = [dx, dy] > 0")
         else:
-            if (self.ring_radius > 0.0) == (self.colatitude_deg > 0.0):
-                raise InputError(f"{where}", "a ring needs exactly one of ring_radius or "
-                                 "colatitude_deg")
-            if self.speed_over_escape > 0.0 and self.tangential_speed != 0.0:
-                raise InputError(f"{where}", "give tangential_speed or speed_over_escape, not both")
+            exactly_one(self, ("ring_radius", "colatitude_deg"), where)
+            exactly_one(self, ("tangential_speed", "speed_over_escape"), where, required=False)
 
 
 @dataclass
 class LinksConfig:
-    """Which interaction acts on grid sides and diagonals (seed 001 section 2: RB on sides,
+    """Which interaction acts on grid sides and diagonals (UBO-Inter section 2: RB on sides,
     EP on diagonals). A ring has sides only."""
 
     sides: Literal["rb", "ep", "none"] = param("rb", unit="-", doc="law on the grid sides")
@@ -183,7 +179,7 @@ class LinksConfig:
 
 @dataclass
 class EpConfig:
-    """Parameters of the elasto-plastic law k(w) of seed 001 Eq. (5) (defaults: its Fig. 3)."""
+    """Parameters of the elasto-plastic law k(w) of UBO-Inter Eq. (5) (defaults: its Fig. 3)."""
 
     w1: float = param(-0.5, unit="-", doc="shortening where the repulsion saturates", lt=0.0)
     w2: float = param(0.5, unit="-", doc="lengthening of the peak attraction", gt=0.0)
@@ -199,7 +195,7 @@ class EpConfig:
 
 @dataclass
 class FrictionConfig:
-    """Basal Coulomb friction coefficients (seed 001 Eq. 2 and section 4)."""
+    """Basal Coulomb friction coefficients (UBO-Inter Eq. 2 and section 4)."""
 
     mu: float = param(0.0, unit="-", doc="basal friction on land", ge=0.0)
     mu_w: float = param(0.0, unit="-", doc="basal friction underwater", ge=0.0)
@@ -207,7 +203,7 @@ class FrictionConfig:
 
 @dataclass
 class WaterConfig:
-    """Sea water: buoyancy (reduced weight alpha*m*g) and drag via mu_eq (seed 001 section 4)."""
+    """Sea water: buoyancy (reduced weight alpha*m*g) and drag via mu_eq (UBO-Inter section 4)."""
 
     density: float = param(1030.0, unit="kg/m3", doc="water density rho_w (10 to 1e5)",
                            ge=10.0, le=1e5)
@@ -257,38 +253,46 @@ class OutputConfig:
 
 @dataclass
 class SweepConfig:
-    """An ensemble: each row of ``runs`` sets the dotted ``keys`` (e.g. grid.nx) of one run."""
+    """An ensemble: dotted case fields with lists of values (``"grid.nx" = [3, 4]``, the
+    Cartesian product), or each row of ``runs`` setting the dotted ``keys`` of one run."""
 
     keys: list[str] = param(unit="-", doc="dotted case fields the sweep sets",
                             default_factory=list)
     runs: list[list[Any]] = param(unit="-", doc="one row of values per run",
                                   default_factory=list)
 
+    fields: dict[str, list[Any]] = swept_fields("any other key: a dotted case field and its "
+                                                "values, one per run")
+
     def validate(self, where: str) -> None:
+        if self.fields and self.keys:
+            raise InputError(where, "give keys and runs or dotted fields with their values, "
+                             "not both")
         if bool(self.keys) != bool(self.runs):
             raise InputError(where, "a sweep needs both keys and runs")
         for i, row in enumerate(self.runs):
             if len(row) != len(self.keys):
                 raise InputError(f"{where}.runs[{i}]",
                                  f"expected {len(self.keys)} values ({', '.join(self.keys)})")
-        for key in self.keys:
+        for key in [*self.keys, *self.fields]:
             if key.split(".")[0] == "sweep":
-                raise InputError(f"{where}.keys", "a sweep cannot set sweep fields")
+                raise InputError(f"{where}.keys" if key in self.keys else f"{where}.{key}",
+                                 "a sweep cannot set sweep fields")
 
 
 @dataclass
 class Config:
     """Root of a point-mass case."""
 
-    surface: SurfaceConfig = param(unit="-", doc="sliding surface")
-    grid: GridConfig = param(unit="-", doc="point masses")
-    links: LinksConfig = param(unit="-", doc="interaction laws", default_factory=LinksConfig)
-    ep: EpConfig = param(unit="-", doc="elasto-plastic law", default_factory=EpConfig)
-    friction: FrictionConfig = param(unit="-", doc="basal friction", default_factory=FrictionConfig)
-    water: WaterConfig = param(unit="-", doc="sea water", default_factory=WaterConfig)
-    time: TimeConfig = param(unit="-", doc="time integration", default_factory=TimeConfig)
-    output: OutputConfig = param(unit="-", doc="outputs", default_factory=OutputConfig)
-    sweep: SweepConfig = param(unit="-", doc="parameter sweep", default_factory=SweepConfig)
+    surface: SurfaceConfig = section(SurfaceConfig, "sliding surface", required=True)
+    grid: GridConfig = section(GridConfig, "point masses", required=True)
+    links: LinksConfig = section(LinksConfig, "interaction laws")
+    ep: EpConfig = section(EpConfig, "elasto-plastic law")
+    friction: FrictionConfig = section(FrictionConfig, "basal friction")
+    water: WaterConfig = section(WaterConfig, "sea water")
+    time: TimeConfig = section(TimeConfig, "time integration")
+    output: OutputConfig = section(OutputConfig, "outputs")
+    sweep: SweepConfig = section(SweepConfig, "parameter sweep")
     gravity: float = param(9.81, unit="m/s2", doc="gravity acceleration g (up to 1e4: a "
                            "thousand g)", gt=0.0, le=1e4)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.io.table import header
+from solver.io.table import write_rows
 from solver.io.vtk import VtkSeries, code_table
 from solver.pointmass.dynamics import Frame
 from solver.pointmass.grid import Body
@@ -106,9 +106,7 @@ def _grid_quads(nx: int, ny: int) -> np.ndarray:
 
 def write_history(path: Path, rows: np.ndarray) -> None:
     """The CoM history table (one row per output frame) as CSV, units in the header."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savetxt(path, rows, delimiter=",", header=",".join(header(HISTORY_COLUMNS, HISTORY_UNITS)),
-               comments="", fmt="%.15g")
+    write_rows(path, HISTORY_COLUMNS, HISTORY_UNITS, rows, digits=15)
 
 
 def plot_speed(path: Path, histories: list[tuple[str, np.ndarray]], title: str) -> None:

@@ -17,9 +17,9 @@ import numpy as np
 
 from solver.case import Case
 from solver.context import RunContext, RunOutput
+from solver.ensemble import run_ensemble
 from solver.errors import InputError
 from solver.io.table import plot_title
-from solver.parallel import gather_rows, my_share
 from solver.pointmass.config import Config
 from solver.pointmass.output import plot_speed
 from solver.pointmass.simulate import simulate
@@ -67,30 +67,23 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     if vtk_run >= len(specs):
         raise InputError(f"{case.path}: output.vtk_run",
                          f"the sweep has {len(specs)} runs, got index {vtk_run}")
-    mine, error = [], None
-    for idx in my_share(comm, len(specs)):
-        spec = specs[idx]
+
+    def run_one(idx: int, spec) -> tuple[dict, np.ndarray]:
         cfg = spec.config
         csv = ctx.out_dir / (f"runs/run_{idx:03d}.csv" if sweep else "com.csv")
         vtk = (ctx.out_dir, case.name) if cfg.output.vtk and idx == vtk_run else None
         progress = ctx.progress(cfg.time.t_end, label=f"run {idx} t" if sweep else "t")
-        try:
-            result, history = simulate(cfg, str(case.path), csv, vtk, progress)
-        except InputError as exc:
-            error = (exc.where, exc.message)
-            break
-        mine.append((int(idx), (result, history)))
-    first = next((e for e in comm.allgather(error) if e is not None), None)
-    if first is not None:
-        raise InputError(*first)
-    gathered = gather_rows(comm, mine)
+        return simulate(cfg, str(case.path), csv, vtk, progress)
+
+    gathered = run_ensemble(comm, specs, run_one,
+                            ctx.progress(len(specs), label="runs") if sweep else None)
     results = None
     if comm.rank == 0:
         rows = [r for r, _ in gathered]
         if case.config.output.plot:
             plot_speed(ctx.out_dir / "com_speed.png",
                        [(s.label, h) for s, (_, h) in zip(specs, gathered)],
-                       plot_title(case.name, case.config.sweep.keys))
+                       plot_title(case.name, list(specs[0].params)))
         results = _summarize(specs, rows)
         results["steps_total"] = int(np.sum([r["steps"] for r in rows]))
     results = comm.bcast(results, root=0)

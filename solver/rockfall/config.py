@@ -11,12 +11,11 @@ raster selects one by name.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from solver.case import param
+from solver.case import exactly_one, param, section, swept_fields
 from solver.errors import InputError
 from solver.impact.config import Block, Soil, Solver
 
@@ -25,10 +24,8 @@ Vec2 = tuple[float, float]
 #: Start and block fields an ensemble may vary (``[ensemble.vary.<name>]``).
 VARIABLES = ("aspect_ratio", "mass", "theta_0", "axis_yaw", "omega_0", "speed", "dip",
              "azimuth", "x", "y", "height")
-
-
-def _table(cls, doc: str):
-    return field(default_factory=cls, metadata={"unit": "-", "doc": doc})
+BLOCK_VARIABLES = ("aspect_ratio", "mass")
+"""The variables that are block fields (the others are start fields)."""
 
 
 @dataclass
@@ -40,7 +37,8 @@ class Ground(Soil):
     """
 
     rolling_resistance: float = param(0.3, unit="-", doc="rolling resistance mu_r = tan of the "
-                                      "rolling friction angle (not given in the seed; STONE's "
+                                      "rolling friction angle (not given by Dattola et al. "
+                                      "2023; STONE's "
                                       "range is 0.3-0.85)", ge=0.0, lt=10.0)
 
 
@@ -79,8 +77,6 @@ class Terrain:
             return
         if len(self.points) < 2:
             raise InputError(f"{where}.points", "a profile needs at least 2 points")
-        for i, p in enumerate(self.points):
-            _finite(p, f"{where}.points[{i}]")
         for i in range(1, len(self.points)):
             if not self.points[i][0] > self.points[i - 1][0]:
                 raise InputError(f"{where}.points[{i}]", f"the profile is not a function of x: "
@@ -92,7 +88,6 @@ class Terrain:
         if not self.segments:
             raise InputError(f"{where}.segments", "a profile needs ground segments")
         for i, seg in enumerate(self.segments):
-            _finite(seg.x, f"{where}.segments[{i}].x")
             if not seg.x[1] > seg.x[0]:
                 raise InputError(f"{where}.segments[{i}].x", f"empty stretch [{seg.x[0]:g}, "
                                  f"{seg.x[1]:g}]: 'to' must exceed 'from'")
@@ -150,12 +145,7 @@ class Spread:
                                 default_factory=list)
 
     def validate(self, where: str) -> None:
-        given = [name for name in ("values", "uniform", "normal") if getattr(self, name)]
-        if len(given) != 1:
-            raise InputError(where, "give exactly one of values, uniform = [low, high] or "
-                             "normal = [mean, std]")
-        for name in given:
-            _finite(getattr(self, name), f"{where}.{name}")
+        exactly_one(self, ("values", "uniform", "normal"), where)
         if self.uniform and (len(self.uniform) != 2 or self.uniform[1] < self.uniform[0]):
             raise InputError(f"{where}.uniform", "expected [low, high] with low <= high")
         if self.normal and (len(self.normal) != 2 or self.normal[1] < 0.0):
@@ -182,6 +172,34 @@ class Ensemble:
             if name not in VARIABLES:
                 raise InputError(f"{where}.vary.{name}", f"cannot be varied (allowed: "
                                  f"{', '.join(VARIABLES)})")
+
+
+@dataclass
+class Sweep:
+    """Grids over the start and block fields in the dotted syntax of every module:
+    ``"start.speed" = [1.0, 2.0]`` is ``[ensemble.vary.speed] values = [1.0, 2.0]``."""
+
+    fields: dict[str, list[Any]] = swept_fields("start.<name> or block.<name> and its grid of "
+                                                "values")
+
+    def validate(self, where: str) -> None:
+        for key, values in self.fields.items():
+            table, _, name = key.partition(".")
+            if name not in VARIABLES or table != ("block" if name in BLOCK_VARIABLES
+                                                   else "start"):
+                raise InputError(f"{where}.{key}", "cannot be swept (allowed: " + ", ".join(
+                    f"{'block' if v in BLOCK_VARIABLES else 'start'}.{v}" for v in VARIABLES)
+                    + ")")
+            for i, v in enumerate(values):
+                if isinstance(v, bool) or not isinstance(v, (int, float)) \
+                        or not math.isfinite(v):
+                    raise InputError(f"{where}.{key}[{i}]", f"expected a finite number, got "
+                                     f"{v!r}")
+
+    def spreads(self) -> dict[str, Spread]:
+        """The swept fields as grid spreads, by field name."""
+        return {key.partition(".")[2]: Spread(values=[float(v) for v in values])
+                for key, values in self.fields.items()}
 
 
 @dataclass
@@ -229,16 +247,17 @@ class Output:
 class Config:
     """Root of a rockfall case."""
 
-    terrain: Terrain = param(unit="-", doc="the slope")
-    start: Start = param(unit="-", doc="release state")
+    terrain: Terrain = section(Terrain, "the slope", required=True)
+    start: Start = section(Start, "release state", required=True)
     grounds: dict[str, Ground] = param(unit="-", doc="named ground sets [grounds.<name>]: the "
                                        "impact module's soil fields (solver describe impact, "
                                        "soil.*) and rolling_resistance", default_factory=dict)
-    block: Block = _table(Block, "the ellipsoidal block")
-    motion: Motion = _table(Motion, "phase rules")
-    impact_solver: Solver = _table(Solver, "integration of each impact")
-    ensemble: Ensemble = _table(Ensemble, "ensemble of runs")
-    output: Output = _table(Output, "outputs")
+    block: Block = section(Block, "the ellipsoidal block")
+    motion: Motion = section(Motion, "phase rules")
+    impact_solver: Solver = section(Solver, "integration of each impact")
+    ensemble: Ensemble = section(Ensemble, "ensemble of runs")
+    sweep: Sweep = section(Sweep, "grids over start and block fields, dotted keys")
+    output: Output = section(Output, "outputs")
 
     def validate(self, where: str) -> None:
         names = ([s.ground for s in self.terrain.segments] if self.terrain.kind == "profile"
@@ -249,27 +268,10 @@ class Config:
             if name not in self.grounds:
                 raise InputError(f"{where}: {dotted}", f"unknown ground set {name!r} (defined: "
                                  f"{', '.join(self.grounds) or 'none'})")
-        _finite(self, where)
+        for key in self.sweep.fields:
+            if key.partition(".")[2] in self.ensemble.vary:
+                raise InputError(f"{where}: sweep.{key}", "also in ensemble.vary: give one")
 
-
-def _finite(value, where: str) -> None:
-    """Every float of ``value`` (a number, a sequence or a dataclass tree) is finite."""
-    if dataclasses.is_dataclass(value):
-        for f in dataclasses.fields(value):
-            _finite(getattr(value, f.name), _child(where, f.name))
-        return
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _finite(v, _child(where, k))
-        return
-    if isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            _finite(v, f"{where}[{i}]")
-        return
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InputError(where, f"must be a finite number, got {value}")
-
-
-def _child(where: str, name: str) -> str:
-    """``file: a.b`` + ``c`` -> ``file: a.b.c``; a bare ``file`` + ``c`` -> ``file: c``."""
-    return f"{where}.{name}" if ": " in where else f"{where}: {name}"
+    def spreads(self) -> dict[str, Spread]:
+        """Every varied quantity: the dotted sweep grids, then ``ensemble.vary``."""
+        return {**self.sweep.spreads(), **self.ensemble.vary}

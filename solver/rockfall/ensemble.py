@@ -1,6 +1,7 @@
 """The runs of an ensemble and the release state of each block.
 
-Runs are the Cartesian product of the grid spreads (in the order the case lists them), each
+Runs are the Cartesian product of the grid spreads (the dotted ``[sweep]`` grids, then
+``[ensemble.vary]``, in the order the case lists them), each
 repeated ``samples`` times; run i draws its distributed quantities from
 ``numpy.random.default_rng([seed, i])`` in the order the case lists them, so its block is the
 same whatever the number of MPI ranks.
@@ -24,9 +25,8 @@ from scipy.optimize import brentq
 from solver.errors import InputError
 from solver.impact.config import Block
 from solver.rockfall.body import Shape
-from solver.rockfall.config import Config, Start
+from solver.rockfall.config import BLOCK_VARIABLES, Config, Start
 
-BLOCK_FIELDS = ("aspect_ratio", "mass")
 
 
 @dataclass
@@ -41,7 +41,7 @@ class RunSpec:
 
 def expand(cfg: Config, where: str) -> list[RunSpec]:
     """All runs of the case, with every drawn block checked like a case value."""
-    vary = cfg.ensemble.vary
+    vary = cfg.spreads()
     grids = [(name, s.values) for name, s in vary.items() if s.is_grid]
     drawn = [(name, s) for name, s in vary.items() if not s.is_grid]
     runs = []
@@ -60,7 +60,8 @@ def expand(cfg: Config, where: str) -> list[RunSpec]:
 def _spec(cfg: Config, index: int, values: dict[str, float], where: str) -> RunSpec:
     label = ", ".join(f"{k} = {v:g}" for k, v in values.items())
     for name, value in values.items():
-        field = f"{where}: ensemble.vary.{name}"
+        field = (f"{where}: ensemble.vary.{name}" if name in cfg.ensemble.vary else
+                 f"{where}: sweep.{'block' if name in BLOCK_VARIABLES else 'start'}.{name}")
         problem = None
         if name == "aspect_ratio":
             try:
@@ -76,9 +77,9 @@ def _spec(cfg: Config, index: int, values: dict[str, float], where: str) -> RunS
         if problem:
             raise InputError(field, f"run {index} ({label}): {problem}")
     block = dataclasses.replace(cfg.block, **{k: v for k, v in values.items()
-                                              if k in BLOCK_FIELDS})
+                                              if k in BLOCK_VARIABLES})
     start = dataclasses.replace(cfg.start, **{k: v for k, v in values.items()
-                                              if k not in BLOCK_FIELDS})
+                                              if k not in BLOCK_VARIABLES})
     return RunSpec(index, values, block, start)
 
 

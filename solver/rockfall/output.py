@@ -19,11 +19,11 @@ Written by rank 0 into the run folder (``<name>`` is the case name):
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
+from solver.io.table import write_rows
 from solver.io.vtk import VtkSeries
 from solver.rockfall.trajectory import COLUMNS
 
@@ -39,34 +39,20 @@ STATION_COLUMNS = ("x", "reached", "fraction") + tuple(
     f"{q}_{s}" for q in ("height", "energy", "speed") for s in ("mean", "p95", "p99", "max"))
 
 
-def write_rows(path: Path, rows: list[dict], columns) -> None:
-    """CSV with a header; floats to 10 significant digits, None as an empty cell."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow(["" if row.get(k) is None else
-                             f"{row[k]:.10g}" if isinstance(row[k], (float, np.floating))
-                             else row[k] for k in columns])
-
-
 def write_tables(out: Path, name: str, runs, varied: list[str], barriers: list[dict],
                  stations: list[dict], trajectories: bool) -> None:
-    write_rows(out / f"{name}_blocks.csv",
-               [{"block": r.index, **r.values, **r.summary} for r in runs],
-               ("block", *varied, *BLOCK_COLUMNS))
-    write_rows(out / f"{name}_impacts.csv", [i for r in runs for i in r.impacts], IMPACT_COLUMNS)
-    write_rows(out / f"{name}_jumps.csv",
-               [{"block": r.index, **j} for r in runs for j in r.jumps], JUMP_COLUMNS)
-    write_rows(out / f"{name}_barriers.csv", barriers, STATION_COLUMNS)
-    write_rows(out / f"{name}_envelopes.csv", stations, STATION_COLUMNS)
+    write_rows(out / f"{name}_blocks.csv", ("block", *varied, *BLOCK_COLUMNS), None,
+               [{"block": r.index, **r.values, **r.summary} for r in runs])
+    write_rows(out / f"{name}_impacts.csv", IMPACT_COLUMNS, None,
+               [i for r in runs for i in r.impacts])
+    write_rows(out / f"{name}_jumps.csv", JUMP_COLUMNS, None,
+               [{"block": r.index, **j} for r in runs for j in r.jumps])
+    write_rows(out / f"{name}_barriers.csv", STATION_COLUMNS, None, barriers)
+    write_rows(out / f"{name}_envelopes.csv", STATION_COLUMNS, None, stations)
     if trajectories:
-        folder = out / "trajectories"
-        folder.mkdir(exist_ok=True)
         for r in runs:
-            np.savetxt(folder / f"block_{r.index:04d}.csv", r.samples, delimiter=",",
-                       header=",".join(COLUMNS), comments="", fmt="%.10g")
+            write_rows(out / "trajectories" / f"block_{r.index:04d}.csv", COLUMNS, None,
+                       r.samples)
 
 
 def _pyplot():

@@ -1,7 +1,7 @@
 """``module = "rockfall"``: an ensemble of ellipsoidal blocks on a profile or a DEM.
 
 The runs (:mod:`~solver.rockfall.ensemble`) are handed out to the MPI ranks one at a time
-(:func:`solver.parallel.dynamic_share`: runs differ much in length) and gathered on rank 0,
+(:func:`solver.ensemble.run_ensemble`: runs differ much in length) and gathered on rank 0,
 which writes the files (:mod:`~solver.rockfall.output`). Each run's randomness comes from its
 own seed, so the results do not depend on the number of ranks.
 
@@ -21,8 +21,8 @@ import numpy as np
 
 from solver.case import Case
 from solver.context import RunContext, RunOutput
+from solver.ensemble import run_ensemble
 from solver.errors import InputError
-from solver.parallel import dynamic_share, gather_rows
 from solver.rockfall import output, statistics
 from solver.rockfall.config import Config
 from solver.rockfall.ensemble import expand
@@ -41,7 +41,7 @@ def _check_barriers(cfg: Config, terrain, where: str) -> None:
 def _title(case: Case, runs) -> str:
     cfg = case.config
     parts = [f"{case.name}: {len(runs)} blocks", f"m = {cfg.block.mass:g} kg"]
-    for name in cfg.ensemble.vary:
+    for name in cfg.spreads():
         values = [r.values[name] for r in runs]
         parts.append(f"{name} {min(values):g}..{max(values):g}")
     return ", ".join(parts)
@@ -89,14 +89,10 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     simulation = BlockSimulation(cfg, terrain, names, where)
     for spec in runs:
         simulation.release(spec)
-    progress = ctx.progress(len(runs), label="blocks")
-    mine = []
-    for index in dynamic_share(comm, len(runs), lambda n: progress.update(n)):
-        mine.append((index, simulation.run(runs[index])))
-    gathered = gather_rows(comm, mine)
+    gathered = run_ensemble(comm, runs, lambda _, spec: simulation.run(spec),
+                            ctx.progress(len(runs), label="blocks"))
     results = None
     if comm.rank == 0:
-        progress.update(len(runs), force=True)
         results = _finish(case, ctx, terrain, runs, gathered)
     results = comm.bcast(results, root=0)
     return RunOutput(steps=results["n_impacts"] + results["n_flights"], results=results)
@@ -113,7 +109,7 @@ def _finish(case: Case, ctx: RunContext, terrain, specs, runs) -> dict:
                 "grid": statistics.station_envelopes(trajectories, grid)}
     fit = fits(runs)
     results = summarize(runs, fit, stations["barriers"])
-    output.write_tables(out, name, runs, list(cfg.ensemble.vary), stations["barriers"],
+    output.write_tables(out, name, runs, list(cfg.spreads()), stations["barriers"],
                         stations["grid"], cfg.output.trajectories)
     if cfg.output.plots:
         output.plot_all(out, name, _title(case, specs), terrain, runs, fit, stations["grid"],
