@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import pyvista as pv
-from conftest import CASES, run_case, run_cli
+from conftest import CASES, main_in_process, run_case
 from scipy.optimize import minimize
 
 from solver.impact import geometry
@@ -291,8 +291,8 @@ def test_sweep_same_table_on_two_ranks(tmp_path):
     ("sweep.aspect_ratio=[2.0, -1.0]", "sweep.aspect_ratio"),
 ])
 def test_bad_input_exits_2(override, field, tmp_path):
-    proc = run_cli(["run", str(CASES / "ellipsoid_impact.toml"), "--set", override, "--quiet",
-                    "--out", str(tmp_path / "out")])
+    proc = main_in_process(["run", str(CASES / "ellipsoid_impact.toml"), "--set", override,
+                            "--quiet", "--out", str(tmp_path / "out")])
     assert proc.returncode == 2, proc.stderr
     line = proc.stderr.strip().splitlines()[-1]
     assert line.startswith("error:") and field in line and "Traceback" not in proc.stderr

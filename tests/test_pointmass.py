@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import pyvista as pv
 
-from conftest import CASES, ROOT, run_case, run_cli
+from conftest import CASES, ROOT, main_in_process, run_case
 from solver.io.table import read_columns
 
 G = 9.81
@@ -189,7 +189,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, what):
     cmd = ["run", str(case), "--out", str(out), "--quiet"]
     for a in args:
         cmd += ["--set", a]
-    proc = run_cli(cmd)
+    proc = main_in_process(cmd)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and expect in lines[0], lines

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import CASES, run_case, run_cli
+from conftest import CASES, main_in_process, run_case
 
 from solver.contact_laws.laws import dashpot_coefficient
 from solver.contact_laws.output import read_csv
@@ -164,8 +164,8 @@ def test_two_ranks_give_the_same_map(tmp_path):
                                              ("contact.e_n=1.5", "contact.e_n"),
                                              ("grid.kt_spacing='cubic'", "grid.kt_spacing")])
 def test_bad_input_is_one_error_line(tmp_path, override, field):
-    proc = run_cli(["run", str(CASE), "--out", str(tmp_path / "bad"), "--quiet",
-                    "--set", override])
+    proc = main_in_process(["run", str(CASE), "--out", str(tmp_path / "bad"), "--quiet",
+                            "--set", override])
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and field in proc.stderr
     assert "Traceback" not in proc.stderr
