@@ -3,7 +3,8 @@
 import numpy as np
 
 from solver.cdem.constitutive import lame
-from solver.cdem.hex8 import CORNERS, element_step, element_volumes, lumped_masses
+from solver.cdem.hex8 import element_step, lumped_masses
+from solver.mesh.reference_hex import CORNERS, element_volumes
 
 LAM, MU = lame(2e9, 0.3)
 

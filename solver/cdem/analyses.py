@@ -27,12 +27,13 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 from solver.cdem.config import Config
-from solver.cdem.hex8 import DNDXI, gauss_points, shape_values
 from solver.cdem.landslide import LandslideObserver
 from solver.cdem.model import MaterialTable, group_ids
 from solver.mesh.hexmesh import HexMesh
+from solver.mesh.reference_hex import DNDXI, gauss_points, shape_values
 from solver.mesh.topology import FACES, face_areas, shared_faces
 from solver.parallel import on_root
+from solver.rotation import rotate_about_axis
 
 
 
@@ -77,17 +78,12 @@ def _block_mass(mesh: HexMesh, cfg: Config, where: str) -> float:
     return float(mass)
 
 
-def _rotate(v: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
-    return (v * math.cos(angle) + np.cross(axis, v) * math.sin(angle)
-            + axis * (axis @ v) * (1.0 - math.cos(angle)))
-
-
 def pendulum_angle_ode(times: np.ndarray, mass: float, inertia: float, r_c0: np.ndarray,
                        axis: np.ndarray, g: np.ndarray) -> np.ndarray:
     """Rotation angle psi(t) of a rigid body about a fixed axis, from rest:
     I psi'' = axis . (R(psi) r_c0 x M g)."""
     def rhs(_, y):
-        torque = axis @ np.cross(_rotate(r_c0, axis, y[0]), mass * g)
+        torque = axis @ np.cross(rotate_about_axis(r_c0, axis, y[0]), mass * g)
         return [y[1], torque / inertia]
 
     sol = solve_ivp(rhs, (0.0, float(times[-1])), [0.0, 0.0], t_eval=times, rtol=1e-11,

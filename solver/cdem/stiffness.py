@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver.cdem.hex8 import DNDXI
+from solver.mesh.reference_hex import DNDXI
 
 #: Elements per batch of the element-stiffness evaluation (bounds its temporaries).
 BATCH = 4096
