@@ -217,7 +217,7 @@ def joint_spring(overlap, f0, f1, f2, d0, d1, d2, n0, n1, n2, k_n, k_t, tan_phi,
     * Intact, F_n < -T A: tensile failure; both springs are released.
     * Intact shear strength S = c A + F_n tan(phi), the Mohr-Coulomb line on the signed normal
       force, tension included: a tensile normal force lowers the strength. This is the
-      Mohr-Coulomb joint of 3DEC and UDEC (Itasca; Cundall 1988), the criterion Feng et al.
+      Mohr-Coulomb joint of 3DEC and UDEC (Itasca documentation), the criterion Feng et al.
       (2014) name for Eq. 14; clipping the normal force at zero (S = c A for any tension)
       would make a joint in tension as strong in shear as one without normal load, which no
       Coulomb joint is. Where S < 0 (tension beyond the envelope's apex, F_n < -c A/tan(phi))
