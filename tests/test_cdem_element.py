@@ -1,4 +1,5 @@
-"""Hex8 incremental element kernel: patch test and large rigid rotations (seed 002 Eq. 2)."""
+"""Hex8 incremental element kernel: patch test and large rigid rotations (Feng et al. 2014,
+Eq. 2)."""
 
 import numpy as np
 

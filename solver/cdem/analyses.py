@@ -12,7 +12,7 @@
 * ``resting``: a block dropped on a fixed base comes to rest; the sum of the contact normal
   forces against its weight m |g|.
 * ``stack``: blocks on a tilting platform; the tilt at which a block has moved more than
-  ``failure_displacement`` during the last stage (no closed form: compared in the notes).
+  ``failure_displacement`` during the last stage (no closed form).
 * ``landslide``: a landslide from gravity equilibrium to its deposit (solver.cdem.landslide):
   equilibrium reaction against the weight, travel, runout, fragmentation, deposit map.
 """

@@ -64,7 +64,8 @@ def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list
 
 def plot_histories(out_dir: Path, name: str, labels: list[str], histories: list,
                    title: str) -> Path:
-    """u_n(t), N(t), rotation(t) and R_r(t) of several impacts (seed Figs. 4 and 6)."""
+    """u_n(t), N(t), rotation(t) and R_r(t) of several impacts (Dattola et al.
+    2023, Figs. 4 and 6)."""
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
     for label, (t, y, d) in zip(labels, histories):
         ms = 1e3 * np.asarray(t)
