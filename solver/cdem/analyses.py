@@ -30,7 +30,7 @@ from solver.cdem.config import Config
 from solver.cdem.landslide import LandslideObserver
 from solver.cdem.model import MaterialTable, group_ids
 from solver.mesh.hexmesh import HexMesh
-from solver.mesh.reference_hex import DNDXI, gauss_points, shape_values
+from solver.mesh.reference_hex import gauss_points, jacobians, shape_values
 from solver.mesh.topology import FACES, face_areas, shared_faces
 from solver.parallel import on_root
 from solver.rotation import rotate_about_axis
@@ -59,7 +59,7 @@ def rigid_body_properties(mesh: HexMesh, density: np.ndarray, pivot, axis):
     """Mass M, centre of mass and moment of inertia about the axis through ``pivot``, by
     2x2x2 Gauss integration over the mesh (exact for box elements)."""
     x = mesh.points[mesh.cells]
-    jac = np.einsum("eak,gal->egkl", x, DNDXI)
+    jac = jacobians(x)
     w = np.linalg.det(jac) * density[:, None]                      # (n_el, 8) rho dV
     xg = np.einsum("ga,eak->egk", shape_values(gauss_points()), x)  # Gauss point positions
     mass = w.sum()

@@ -27,7 +27,8 @@ import numpy as np
 from numba import njit
 
 from solver.cdem.constitutive import stress_increment
-from solver.mesh.reference_hex import CORNERS, DNDXI, element_volumes, gauss_points, shape_values
+from solver.mesh.reference_hex import (CORNERS, element_volumes, gauss_points, jacobians,
+                                       shape_values)
 
 __all__ = ["element_step", "element_volumes", "lumped_masses", "quad_normal", "strain_energy",
            "thinnest_height"]
@@ -39,7 +40,7 @@ def thinnest_height(x: np.ndarray, chunk: int = 65536) -> np.ndarray:
     is the shortest edge; for a parallelepiped, at most its smallest face-to-face distance."""
     out = np.empty(len(x))
     for start in range(0, len(x), chunk):
-        jac = np.einsum("eak,gal->egkl", x[start:start + chunk], DNDXI)
+        jac = jacobians(x[start:start + chunk])
         inv = np.linalg.inv(jac)
         metric = np.einsum("egik,egjk->egij", inv, inv)
         out[start:start + chunk] = 2.0 / np.sqrt(np.linalg.eigvalsh(metric)[..., -1].max(axis=1))
@@ -48,7 +49,7 @@ def thinnest_height(x: np.ndarray, chunk: int = 65536) -> np.ndarray:
 
 def lumped_masses(x: np.ndarray, density: np.ndarray) -> np.ndarray:
     """Row-sum lumped nodal masses (n_el, 8): m_a = rho * integral N_a dV (2x2x2 Gauss)."""
-    jac = np.einsum("eak,gal->egkl", x, DNDXI)
+    jac = jacobians(x)
     det = np.linalg.det(jac)
     n = shape_values(gauss_points())
     return density[:, None] * np.einsum("eg,ga->ea", det, n)
