@@ -1,13 +1,14 @@
 """Interface springs gluing neighbouring CDEM blocks, and their failure.
 
 Topology (Feng et al. 2014, section 2, Fig. 3): every shared quadrilateral face of two
-elements A and B becomes 4 spring pairs, one at each pair of coincident nodes (i in A, j in B). A spring pair is
-a normal spring and a tangential (shear) spring acting along the current unit normal n of A's
-face, n = (x_c - x_a) x (x_d - x_b) / |...| for face nodes a, b, c, d (outward from A).
+elements A and B becomes 4 spring pairs, one at each pair of coincident nodes (i in A, j in
+B). A spring pair is a normal spring and a tangential (shear) spring acting along the current
+unit normal n of A's face, n = (x_c - x_a) x (x_d - x_b) / |...| for face nodes a, b, c, d
+(outward from A).
 
 Characteristic area and stiffness (Feng et al. 2014, Eqs. 4-5 and section 5):
-* a spring's area is A_s = A_face / 4. Feng et al. (2014) place two coincident semi-springs at each
-  node of a continuous grid (one of A pointing into B's face, one of B into A's), each with
+* a spring's area is A_s = A_face / 4. Feng et al. (2014) place two coincident semi-springs at
+  each node of a continuous grid (one of A pointing into B's face, one of B into A's), each with
   half the force and half the area (A_face / 8); their sum is the single spring used here, so
   the per-spring criteria below are the paper's, with its halving rule already applied;
 * normal and shear stiffness per unit area (3DEC-like, Itasca "block contact
