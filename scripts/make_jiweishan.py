@@ -346,7 +346,7 @@ def load_geometry(preset: str, overrides: list[str], source: str | None,
 def volume_summary(mesh: HexMesh) -> dict[str, float]:
     """Volume [m3] and element count per group name."""
     from solver.mesh import element_volumes
-    vol = element_volumes(mesh.points, mesh.cells)
+    vol = element_volumes(mesh.points[mesh.cells])
     return {name: (float(vol[mesh.groups == gid].sum()), int(np.sum(mesh.groups == gid)))
             for name, gid in GROUPS.items()}
 

@@ -1,8 +1,8 @@
 """Generate the synthetic Scilla-like topo-bathymetry and slide thickness of cases/scilla.toml.
 
-Not the real 1783 Scilla terrain (seed 001 section 4 used SRTM + GEBCO + nautical charts, which
-we do not ship): a smooth synthetic stand-in of the same size and character, 4.0 x 4.5 km on a
-50 m grid, x east, y north, sea level z = 0 at y = Y_SHORE. Along y the downhill gradient is
+Not the real 1783 Scilla terrain (Gallotti et al. 2020, section 4 used SRTM + GEBCO + nautical
+charts, which we do not ship): a smooth synthetic stand-in of the same size and character, 4.0 x 4.5
+km on a 50 m grid, x east, y north, sea level z = 0 at y = Y_SHORE. Along y the downhill gradient is
 
     G(d) = G_far + (G_main(d) - G_far) E(d),   d = y - Y_SHORE,
     G_main(d) = G_up + (G_slope - G_up) sigma((d - D_TOP) / 50 m),
@@ -13,7 +13,7 @@ it enters the sea and flattens offshore to 0.5 deg beyond ~1.5 km; z(d) = -int_0
 the slope a shallow valley, VALLEY_DEPTH (1 - exp(-((x - 2000 m) / 900 m)^2)), channels the slide.
 
 The slide thickness is a smooth lens over the footprint polygon FOOTPRINT (area 1.4 km^2);
-cases/scilla.toml rescales it to the 6.4e6 m^3 of seed 001.
+cases/scilla.toml rescales it to the 6.4e6 m^3 of Gallotti et al. 2020.
 
 Run: ``python scripts/make_scilla_terrain.py`` (writes meshes/terrain/scilla_dem.asc and
 meshes/terrain/scilla_thickness.asc and prints the footprint vertices).

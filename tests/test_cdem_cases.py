@@ -1,4 +1,4 @@
-"""CDEM cases through the real CLI, against theory (design.md section 5)."""
+"""CDEM cases through the real CLI, against theory."""
 
 import json
 

@@ -1,9 +1,11 @@
-"""Hex8 incremental element kernel: patch test and large rigid rotations (seed 002 Eq. 2)."""
+"""Hex8 incremental element kernel: patch test and large rigid rotations (Feng et al. 2014,
+Eq. 2)."""
 
 import numpy as np
 
 from solver.cdem.constitutive import lame
-from solver.cdem.hex8 import CORNERS, element_step, element_volumes, lumped_masses
+from solver.cdem.hex8 import element_step, lumped_masses
+from solver.mesh.reference_hex import CORNERS, element_volumes
 
 LAM, MU = lame(2e9, 0.3)
 

@@ -71,7 +71,11 @@ def test_shared_faces_of_a_2x2x2_box_and_their_node_pairs():
     np.testing.assert_array_equal(ga, gb)          # coincident node pairs
 
 
-def test_spring_constants_area_and_tensile_failure_at_T_times_A():
+def test_spring_constants_area_and_tensile_failure_at_the_cutoff():
+    """Pulled apart, a spring breaks in tension at min(T, c / tan(phi)) A_s: the tension
+    cut-off, or the apex of the Mohr-Coulomb line where the shear strength c A_s + F_n tan(phi)
+    reaches zero (here c / tan(phi) = 173 kPa < T = 200 kPa)."""
+    cutoff = min(T, C / math.tan(math.radians(PHI))) * 0.25
     model = _model(_two_blocks())
     m = model.springs
     assert m.k_n.shape == (1,) and np.isclose(m.area[0], 0.25)
@@ -83,8 +87,8 @@ def test_spring_constants_area_and_tensile_failure_at_T_times_A():
         steps += 1
         if not broken:
             force = m.k_n[0] * m.u_n[0, 0]
-    # the spring breaks in the first step whose force exceeds T A_s
-    assert force <= T * 0.25 < force + m.k_n[0] * lift
+    # the spring breaks in the first step whose force exceeds the cut-off
+    assert force <= cutoff < force + m.k_n[0] * lift
     assert np.all(m.state == BROKEN_TENSION) and broken == 4
     assert np.isclose(tally[0], 4 * 0.5 * (m.k_n[0] * steps * lift) ** 2 / m.k_n[0])
     # opened further: no force; closed back below the original gap: compression returns

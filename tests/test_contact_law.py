@@ -8,18 +8,31 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from solver.contact_laws.laws import (OPEN, SLIP, STICK, clamped_restitution,
-                                      cundall_strack_array, cundall_strack_update,
+from solver.contact_laws.laws import (BROKEN_SHEAR, BROKEN_TENSION, INTACT,
+                                      clamped_restitution, cundall_strack_xyz,
                                       damping_ratio_from_restitution, dashpot_coefficient,
-                                      joint_update, normal_force, normal_force_array,
-                                      spring_energy)
+                                      joint_spring, normal_force)
 
 Z = np.array([0.0, 0.0, 1.0])
 
 
+def cundall_strack(f_t, d, normal, k_t, mu, f_n, c):
+    """The kernel on 3-vectors: (f_t_new (3,), sliding, dissipated)."""
+    f0, f1, f2, sliding, dissipated = cundall_strack_xyz(*f_t, *d, *normal, k_t, mu, f_n, c)
+    return np.array([f0, f1, f2]), sliding, dissipated
+
+
 def cs(f_t, d, k_t=100.0, mu=0.5, f_n=10.0, c=0.0, normal=Z):
-    return cundall_strack_update(np.asarray(f_t, float), np.asarray(d, float), normal,
-                                 k_t, mu, f_n, c)
+    return cundall_strack(np.asarray(f_t, float), np.asarray(d, float), normal, k_t, mu, f_n, c)
+
+
+def joint(overlap, f_t, d, state, k_n=1e6, k_t=1e5, tan_phi=0.5, tension=200.0, cohesion=50.0,
+          breakable=True, normal=Z):
+    """joint_spring on 3-vectors: (f_n, f_t (3,), state, released, dissipated)."""
+    f_n, f0, f1, f2, state, released, dissipated = joint_spring(
+        overlap, *np.asarray(f_t, float), *np.asarray(d, float), *normal, k_n, k_t, tan_phi,
+        tension, cohesion, state, breakable)
+    return f_n, np.array([f0, f1, f2]), state, released, dissipated
 
 
 @pytest.mark.parametrize("e_n", [0.1, 0.5, 0.9, 0.999])
@@ -63,9 +76,6 @@ def test_normal_force_sign_and_no_tension():
     # a bonded joint carries tension down to the cut-off
     assert normal_force(-1e-4, 0.0, 1e6, 0.0, 500.0) == pytest.approx(-100.0)
     assert normal_force(-1e-3, 0.0, 1e6, 0.0, 500.0) == pytest.approx(-500.0)
-    out = normal_force_array(np.array([1e-3, -1e-3]), np.zeros(2), np.full(2, 1e6),
-                             np.zeros(2), np.zeros(2))
-    np.testing.assert_array_equal(out, [1e3, 0.0])
 
 
 def test_stick_below_cap_is_elastic_and_opposes_slip():
@@ -109,7 +119,7 @@ def test_unloading_normal_force_drags_the_cap():
     is dissipated; at F_n = 0 nothing is left."""
     k_t, mu = 100.0, 0.5
     f = np.array([-4.0, 0.0, 0.0])
-    stored = spring_energy(0.0, f, 1.0, k_t)
+    stored = 0.5 * f @ f / k_t
     total = 0.0
     for f_n in [8.0, 6.0, 2.0, 0.0]:
         f, sliding, diss = cs(f, [0, 0, 0], f_n=f_n)
@@ -156,7 +166,7 @@ def test_random_load_paths_never_create_energy():
             rotated = f - np.dot(f, n) * n
             if np.linalg.norm(rotated) > 0:
                 rotated *= np.linalg.norm(f) / np.linalg.norm(rotated)
-            f_new, _, diss = cundall_strack_update(f, d, n, k_t, mu, f_n, 0.0)
+            f_new, _, diss = cundall_strack(f, d, n, k_t, mu, f_n, 0.0)
             assert diss >= 0.0
             work += -0.5 * np.dot(rotated + f_new, d_t)
             dissipated += diss
@@ -177,16 +187,16 @@ def test_exact_work_balance_in_one_dimension():
     for _ in range(300):
         f_n = rng.uniform(0.0, 4.0)
         d = np.array([rng.normal() * 0.05, 0.0, 0.0])
-        f_new, _, diss = cundall_strack_update(f, d, Z, k_t, mu, f_n, 0.0)
+        f_new, _, diss = cundall_strack(f, d, Z, k_t, mu, f_n, 0.0)
         # the same increment in 2000 sub-steps: slip under the cap max(|f|, mu F_n), then the
         # cap falls to mu F_n with no slip; work by the midpoint rule of each sub-step
         c1 = max(abs(f[0]), mu * f_n)
         sub, work = f.copy(), 0.0
         for _ in range(2000):
-            nxt, _, _ = cundall_strack_update(sub, d / 2000, Z, k_t, 1.0, c1, 0.0)
+            nxt, _, _ = cundall_strack(sub, d / 2000, Z, k_t, 1.0, c1, 0.0)
             work += -0.5 * (sub[0] + nxt[0]) * d[0] / 2000
             sub = nxt
-        end, _, _ = cundall_strack_update(sub, np.zeros(3), Z, k_t, mu, f_n, 0.0)
+        end, _, _ = cundall_strack(sub, np.zeros(3), Z, k_t, mu, f_n, 0.0)
         np.testing.assert_allclose(end, f_new, atol=1e-12)
         delta_e = 0.5 * (f_new[0] ** 2 - f[0] ** 2) / k_t
         # one sub-step straddles the stick -> slip transition: midpoint error <= k_t dd^2
@@ -194,53 +204,67 @@ def test_exact_work_balance_in_one_dimension():
         f = f_new
 
 
-def test_array_wrapper_matches_scalar():
-    rng = np.random.default_rng(1)
-    n = 50
-    f_t = rng.normal(size=(n, 3))
-    d = rng.normal(size=(n, 3)) * 0.05
-    normal = rng.normal(size=(n, 3))
-    normal /= np.linalg.norm(normal, axis=1)[:, None]
-    k_t, mu, f_n, c = (rng.uniform(1, 100, n), rng.uniform(0, 1, n), rng.uniform(0, 5, n),
-                       rng.uniform(0, 1, n))
-    out, sliding, diss = cundall_strack_array(f_t, d, normal, k_t, mu, f_n, c)
-    for i in range(n):
-        f, s, e = cundall_strack_update(f_t[i], d[i], normal[i], k_t[i], mu[i], f_n[i], c[i])
-        np.testing.assert_array_equal(out[i], f)
-        assert sliding[i] == s and diss[i] == e
+C_A, T_A, TAN_PHI = 50.0, 200.0, 0.5                       # c A, T A [N], tan(phi)
 
 
-def test_joint_tensile_failure_then_open():
-    k_n, k_t = 1e6, 5e5
-    f_n, f_t, broken, status, diss = joint_update(-1e-4, np.zeros(3), np.zeros(3), Z, k_n, k_t,
-                                                  0.5, 200.0, 50.0, False)
-    assert (f_n, broken, status) == (pytest.approx(-100.0), False, STICK)
-    f_n, f_t, broken, status, diss = joint_update(-3e-4, f_t, np.zeros(3), Z, k_n, k_t,
-                                                  0.5, 200.0, 50.0, False)
-    assert (f_n, broken, status) == (0.0, True, OPEN)
-    assert diss == pytest.approx(0.5 * 300.0 ** 2 / k_n)
-    # broken: no tension any more, compression and residual friction only
-    f_n, f_t, broken, status, diss = joint_update(-1e-5, f_t, np.zeros(3), Z, k_n, k_t,
-                                                  0.5, 200.0, 50.0, True)
-    assert (f_n, status) == (0.0, OPEN)
+def mohr_coulomb_strength(f_n):
+    """Closed form of the intact joint's shear strength [N] at normal force f_n (compression
+    positive): c A + f_n tan(phi), down to the cut-off -min(T, c / tan(phi)) A."""
+    return C_A + f_n * TAN_PHI
 
 
-def test_joint_shear_failure_leaves_residual_friction():
-    k_n, k_t, mu = 1e6, 1e5, 0.5
-    overlap = 1e-4                                        # F_n = 100 N
-    # cohesion 20 N: intact strength 70 N; a 60 N shear sticks
-    f_n, f_t, broken, status, _ = joint_update(overlap, np.zeros(3), np.array([6e-4, 0, 0]), Z,
-                                               k_n, k_t, mu, 1e3, 20.0, False)
-    assert (broken, status) == (False, STICK)
-    np.testing.assert_allclose(f_t, [-60.0, 0, 0])
-    # 80 N exceeds 70 N: the joint breaks and keeps only mu F_n = 50 N
-    f_n, f_t, broken, status, diss = joint_update(overlap, f_t, np.array([2e-4, 0, 0]), Z,
-                                                  k_n, k_t, mu, 1e3, 20.0, False)
-    assert (broken, status) == (True, SLIP)
-    np.testing.assert_allclose(f_t, [-50.0, 0, 0])
-    assert diss > 0.0
-    # broken joints ignore cohesion from now on
-    _, f_t, broken, status, _ = joint_update(overlap, f_t, np.array([1e-4, 0, 0]), Z, k_n, k_t,
-                                             mu, 1e3, 20.0, True)
-    np.testing.assert_allclose(f_t, [-50.0, 0, 0])
-    assert status == SLIP
+@pytest.mark.parametrize("f_n", [-99.0, -60.0, -20.0, 0.0, 40.0, 300.0])
+def test_joint_intact_shear_strength_against_normal_force(f_n):
+    """Just under the Mohr-Coulomb line the joint holds its shear force; just over it breaks in
+    shear, tension included (a tensile normal force lowers the strength)."""
+    s = mohr_coulomb_strength(f_n)
+    k_n, k_t = 1e6, 1e5
+    for factor, state in [(1.0 - 1e-9, INTACT), (1.0 + 1e-9, BROKEN_SHEAR)]:
+        shear = factor * s
+        got_n, f_t, got_state, released, _ = joint(f_n / k_n, [0, 0, 0], [-shear / k_t, 0, 0],
+                                                   INTACT, k_n=k_n, k_t=k_t, tension=T_A)
+        assert got_state == state
+        if state == INTACT:
+            assert got_n == pytest.approx(f_n, rel=1e-12, abs=1e-9)
+            np.testing.assert_allclose(f_t, [shear, 0, 0], rtol=1e-12)
+            assert released == 0.0
+        else:
+            # residual friction only, and a broken joint carries no tension
+            residual = max(f_n, 0.0) * TAN_PHI
+            assert got_n == pytest.approx(max(f_n, 0.0), abs=1e-9)
+            np.testing.assert_allclose(f_t, [residual, 0, 0], rtol=1e-12, atol=1e-12)
+            stored = 0.5 * shear ** 2 / k_t + 0.5 * min(f_n, 0.0) ** 2 / k_n
+            left = 0.5 * residual ** 2 / k_t
+            assert released == pytest.approx(stored - left, rel=1e-9)
+
+
+@pytest.mark.parametrize("tension, cutoff", [(60.0, 60.0), (200.0, C_A / TAN_PHI)])
+def test_joint_tension_cutoff(tension, cutoff):
+    """Tensile failure at F_n = -min(T, c / tan(phi)) A with no shear: beyond the apex of the
+    Mohr-Coulomb line the joint has no strength left."""
+    k_n = 1e6
+    for factor, state in [(1.0 - 1e-9, INTACT), (1.0 + 1e-9, BROKEN_TENSION)]:
+        f_n, f_t, got, released, _ = joint(-factor * cutoff / k_n, [0, 0, 0], [0, 0, 0],
+                                           INTACT, k_n=k_n, tension=tension)
+        assert got == state
+        if state == BROKEN_TENSION:
+            assert f_n == 0.0 and released == pytest.approx(0.5 * cutoff ** 2 / k_n)
+
+
+def test_joint_not_breakable_keeps_elastic_forces():
+    f_n, f_t, state, released, _ = joint(-5e-4, [0, 0, 0], [-1e-2, 0, 0], INTACT,
+                                         breakable=False)
+    assert (state, released) == (INTACT, 0.0)
+    assert f_n == pytest.approx(-500.0)
+    np.testing.assert_allclose(f_t, [1000.0, 0, 0])
+
+
+def test_joint_broken_in_tension_carries_compression_and_friction_only():
+    k_n, k_t = 1e6, 1e5
+    f_n, f_t, state, _, _ = joint(-1e-5, [3.0, 0, 0], [0, 0, 0], BROKEN_TENSION)
+    assert f_n == 0.0 and np.all(f_t == 0.0)
+    # closed again: compression, and friction capped at F_n tan(phi) with no cohesion
+    f_n, f_t, state, released, diss = joint(1e-4, [0, 0, 0], [-1e-3, 0, 0], state)
+    assert (f_n, state, released) == (pytest.approx(100.0), BROKEN_TENSION, 0.0)
+    np.testing.assert_allclose(f_t, [50.0, 0, 0])
+    assert diss == pytest.approx(50.0 * (100.0 - 50.0) / k_t)

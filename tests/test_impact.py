@@ -182,7 +182,8 @@ def test_major_axis_penetration_grows_with_aspect_ratio(sweep):
     assert depth[0] < depth[1] < depth[2]
 
 
-@pytest.mark.xfail(strict=True, reason="seed Fig. 5a: the max displacement grows with A_r also "
+@pytest.mark.xfail(strict=True, reason="Dattola et al. (2023), "
+                   "Fig. 5a: the max displacement grows with A_r also "
                    "along the minor axis; the proposed law gives 0.1216, 0.1085, 0.0988 m for "
                    "A_r = 1, 2, 4")
 def test_minor_axis_penetration_grows_with_aspect_ratio(sweep):
@@ -190,7 +191,8 @@ def test_minor_axis_penetration_grows_with_aspect_ratio(sweep):
     assert depth[0] < depth[1] < depth[2]
 
 
-@pytest.mark.xfail(strict=True, reason="seed abstract: major-axis impacts last ~50% shorter than "
+@pytest.mark.xfail(strict=True, reason="Dattola et al. (2023), "
+                   "abstract: major-axis impacts last ~50% shorter than "
                    "minor-axis ones; the proposed law gives 26.0 vs 17.1 ms (A_r 2) and 34.6 vs "
                    "15.4 ms (A_r 4): longer")
 def test_major_axis_impacts_are_shorter(sweep):
@@ -203,7 +205,8 @@ def test_inclined_major_axis_normal_restitution_falls_with_aspect_ratio(sweep):
     assert e_n[0] > e_n[1] > e_n[2]
 
 
-@pytest.mark.xfail(strict=True, reason="seed Fig. 9b: e_t grows with A_r along the major axis; "
+@pytest.mark.xfail(strict=True, reason="Dattola et al. (2023), "
+                   "Fig. 9b: e_t grows with A_r along the major axis; "
                    "at theta_in = 20 deg the proposed law gives 0.680, 0.658, 0.701 for A_r = 1, "
                    "2, 4 (not monotonic; at 10 deg it is: 0.472, 0.546, 0.682)")
 def test_inclined_major_axis_tangential_restitution_grows_with_aspect_ratio(sweep):
@@ -216,14 +219,16 @@ def test_max_force_decreases_with_aspect_ratio_major_axis(sweep):
     assert forces[0] > forces[1] > forces[2]
 
 
-@pytest.mark.xfail(strict=True, reason="seed Fig. 5b: max force falls with A_r also along the "
+@pytest.mark.xfail(strict=True, reason="Dattola et al. (2023), "
+                   "Fig. 5b: max force falls with A_r also along the "
                    "minor axis; the proposed law gives 127.4, 139.1, 149.9 kN for A_r = 1, 2, 4")
 def test_max_force_decreases_with_aspect_ratio_minor_axis(sweep):
     forces = [sweep[(ar, 90.0, 0.0)]["max_force"] for ar in (1.0, 2.0, 4.0)]
     assert forces[0] > forces[1] > forces[2]
 
 
-@pytest.mark.xfail(strict=True, reason="seed Fig. 8a: e_n major axis > sphere > minor axis; the "
+@pytest.mark.xfail(strict=True, reason="Dattola et al. (2023), "
+                   "Fig. 8a: e_n major axis > sphere > minor axis; the "
                    "proposed law gives e_n = 0.0545 (A_r 2, major) < 0.0730 (sphere) and 0.0725 "
                    "(A_r 2, minor): the minor-axis side holds, the major-axis side does not")
 def test_normal_restitution_major_above_sphere_above_minor(sweep):
@@ -234,7 +239,7 @@ def test_normal_restitution_major_above_sphere_above_minor(sweep):
 
 @pytest.mark.parametrize("gamma_v", [1.70, 0.85])
 def test_normal_restitution_trend_with_alternative_viscous_sets(gamma_v):
-    """The seed's alternative sets c_v = 0.5, gamma_v = 1.70 / 0.85 (supplementary material)."""
+    """The paper's alternative sets c_v = 0.5, gamma_v = 1.70 / 0.85 (supplementary material)."""
     cfg = Config()
     cfg.soil.c_v, cfg.soil.gamma_v = 0.5, gamma_v
     e_n = {(ar, th): run_impact(cfg, (ar, th, 0.0, 0.0))[0]["e_n"]

@@ -1,4 +1,4 @@
-"""Point-mass slide module (UBO-Inter, seed 001) through the real CLI."""
+"""Point-mass slide module (UBO-Inter, Gallotti et al. 2020) through the real CLI."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ def _history(path):
 
 
 def test_sphere_cup_rb_forces_distances_and_energy_match_theory(tmp_path):
-    """Seed 001 section 3 over 300 s: Eq. (12.2) below the escape speed (repulsive), the escape
-    speed itself (forces vanish) and Eq. (13) for N = 4 in tension."""
+    """Gallotti et al. 2020, section 3 over 300 s: Eq. (12.2) below the escape speed (repulsive),
+    the escape speed itself (forces vanish) and Eq. (13) for N = 4 in tension."""
     out = run_case(CASES / "sphere_cup.toml", tmp_path / "cup",
                    "sweep.runs=[[3, 20.0, 0.0], [3, 0.0, 1.0], [4, 55.0, 0.0]]",
                    "output.vtk=false", "output.plot=false")

@@ -1,4 +1,4 @@
-"""Tangential restitution of the linear dashpot + Cundall-Strack law against seed 004."""
+"""Tangential restitution of the linear dashpot + Cundall-Strack law against Becker et al. 2008."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def undamped():
 
 def test_pure_coulomb_regime_matches_walton():
     """Large g_t/g_n, gamma_n = 0: sliding throughout, e_t = 1 - mu (1 + e_n)(m_eff/alpha) g_n/g_t
-    (Walton; seed 004 Eq. 18)."""
+    (Walton; Becker et al. 2008 Eq. 18)."""
     dt, f_half, f_whole, e_n = normal_history(1.0, 1.0, 1.0, 0.0, 4000)
     gt = np.array([2.2, 3.0, 5.0, 10.0, 3.0, 6.0])
     kt = np.array([0.5, 0.5, 1.0, 2.0, 5.0, 0.1])
@@ -85,11 +85,11 @@ def test_small_gt_limit_eq49(kt_kn):
 
 @pytest.mark.xfail(strict=True, reason="measured: e_t - cos(omega_t t_c) is first order in g_t/g_n "
                    "(k_t/k_n = 1: -7.86e-4 at g_t/g_n = 3e-3, -7.80e-5 at 3e-4, ratio 0.099); "
-                   "seed 004 calls the neglected correction O((g_t/g_n)^2)")
+                   "Becker et al. 2008 calls the neglected correction O((g_t/g_n)^2)")
 def test_small_gt_deviation_is_second_order():
-    """Seed 004 (before Eq. 49) neglects an O((g_t/g_n)^2) correction to cos(omega_n t_0). The
-    final Coulomb phase, whose length the seed says is proportional to g_t/g_n, gives a
-    first-order term (see small_gt_first_order)."""
+    """Becker et al. 2008 (before Eq. 49) neglects an O((g_t/g_n)^2) correction to cos(omega_n t_0).
+    The final Coulomb phase, whose length Becker et al. (2008) say is proportional to g_t/g_n, gives
+    a first-order term (see small_gt_first_order)."""
     theory = small_gt_limit(1.0, A, math.pi)
     dev = [collide(1.0, g, 1.0, 1.0, 1.0, A, MU, 0.0, 400_000)[0] - theory for g in (3e-3, 3e-4)]
     assert abs(dev[1] / dev[0]) < 0.02
@@ -109,8 +109,8 @@ def test_velocity_scaling_changes_nothing():
 @pytest.mark.parametrize("m", [1, 2, 3])
 def test_plateaus_at_commensurate_frequencies(m, undamped):
     """omega_t = m omega_n, i.e. k_t/k_n = (alpha/m_eff) m^2: e_t = (-1)^m and no switch for
-    g_t/g_n < mu k_n/k_t (seed 004 Figs. 8-9, boundary from Eq. 45); just above that boundary
-    the plateau ends."""
+    g_t/g_n < mu k_n/k_t (Becker et al. 2008 Figs. 8-9, boundary from Eq. 45); just above that
+    boundary the plateau ends."""
     kt = A * m * m
     bound = MU / kt
     gt = bound * np.array([0.01, 0.3, 0.7, 0.98])
@@ -123,7 +123,7 @@ def test_plateaus_at_commensurate_frequencies(m, undamped):
 
 def test_at_most_eight_switches_in_paper_region(undamped):
     """k_t/k_n up to 20 (omega_t/omega_n up to 8.4) at mu = 0.3: the switch count peaks at 8
-    (seed 004 Sec. III.3.5, Fig. 7e) and never exceeds it."""
+    (Becker et al. 2008 Sec. III.3.5, Fig. 7e) and never exceeds it."""
     gt = np.linspace(0.2, 1.6, 400)
     counts = []
     for kt in (12.0, 20.0):

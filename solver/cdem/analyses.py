@@ -12,7 +12,7 @@
 * ``resting``: a block dropped on a fixed base comes to rest; the sum of the contact normal
   forces against its weight m |g|.
 * ``stack``: blocks on a tilting platform; the tilt at which a block has moved more than
-  ``failure_displacement`` during the last stage (no closed form: compared in the notes).
+  ``failure_displacement`` during the last stage (no closed form).
 * ``landslide``: a landslide from gravity equilibrium to its deposit (solver.cdem.landslide):
   equilibrium reaction against the weight, travel, runout, fragmentation, deposit map.
 """
@@ -27,12 +27,13 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 from solver.cdem.config import Config
-from solver.cdem.hex8 import DNDXI, gauss_points, shape_values
 from solver.cdem.landslide import LandslideObserver
 from solver.cdem.model import MaterialTable, group_ids
 from solver.mesh.hexmesh import HexMesh
+from solver.mesh.reference_hex import gauss_points, jacobians, shape_values
 from solver.mesh.topology import FACES, face_areas, shared_faces
 from solver.parallel import on_root
+from solver.rotation import rotate_about_axis
 
 
 
@@ -58,7 +59,7 @@ def rigid_body_properties(mesh: HexMesh, density: np.ndarray, pivot, axis):
     """Mass M, centre of mass and moment of inertia about the axis through ``pivot``, by
     2x2x2 Gauss integration over the mesh (exact for box elements)."""
     x = mesh.points[mesh.cells]
-    jac = np.einsum("eak,gal->egkl", x, DNDXI)
+    jac = jacobians(x)
     w = np.linalg.det(jac) * density[:, None]                      # (n_el, 8) rho dV
     xg = np.einsum("ga,eak->egk", shape_values(gauss_points()), x)  # Gauss point positions
     mass = w.sum()
@@ -77,17 +78,12 @@ def _block_mass(mesh: HexMesh, cfg: Config, where: str) -> float:
     return float(mass)
 
 
-def _rotate(v: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
-    return (v * math.cos(angle) + np.cross(axis, v) * math.sin(angle)
-            + axis * (axis @ v) * (1.0 - math.cos(angle)))
-
-
 def pendulum_angle_ode(times: np.ndarray, mass: float, inertia: float, r_c0: np.ndarray,
                        axis: np.ndarray, g: np.ndarray) -> np.ndarray:
     """Rotation angle psi(t) of a rigid body about a fixed axis, from rest:
     I psi'' = axis . (R(psi) r_c0 x M g)."""
     def rhs(_, y):
-        torque = axis @ np.cross(_rotate(r_c0, axis, y[0]), mass * g)
+        torque = axis @ np.cross(rotate_about_axis(r_c0, axis, y[0]), mass * g)
         return [y[1], torque / inertia]
 
     sol = solve_ivp(rhs, (0.0, float(times[-1])), [0.0, 0.0], t_eval=times, rtol=1e-11,

@@ -5,7 +5,7 @@ Voigt stress increment for the tensorial strain increment (shear components are
 eps_ij = (L_ij + L_ji)/2, not engineering strains). Model ids:
 
 * ``ELASTIC = 0``: linear isotropic elasticity, d sigma = lam tr(d eps) I + 2 mu d eps
-  (the [D] of seed 002 Eq. 2).
+  (the [D] of Feng et al. 2014 Eq. 2).
 
 A new law gets a new id, a branch here and an entry in :data:`MODELS`; laws with internal
 variables (plasticity, damage) would add their state array to the kernel's arguments.

@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from solver.cdem.hex8 import element_volumes, shape_values  # noqa: E402
+from solver.mesh.reference_hex import element_volumes, shape_values  # noqa: E402
 from solver.io.table import write_rows  # noqa: E402
 
 HISTORY_COLUMNS = ["time", "com_x", "com_y", "com_z", "com_speed", "kinetic_energy",

@@ -1,9 +1,10 @@
-"""8-node hexahedron kernels: incremental large-rotation element forces (seed 002, Eq. 2).
+"""8-node hexahedron kernels: incremental large-rotation element forces (Feng et al. 2014,
+Eq. 2); reference element, shape functions and volumes: solver.mesh.reference_hex.
 
 Every CDEM block element owns its 8 nodes, so element ``e`` uses nodes ``8e .. 8e+7`` of the
 flat node arrays and the kernels are pure streams (no gather, no scatter conflicts).
 
-Incremental method with [B] renewed every step (seed 002 section 2, Eq. 2), at each of the
+Incremental method with [B] renewed every step (Feng et al. 2014, section 2, Eq. 2), at each of the
 2x2x2 Gauss points i, with nodal increments {du} = v^{n+1/2} dt:
 
 * strain-increment gradient in the mid-step configuration x^{n+1/2} = x^{n+1} - du/2:
@@ -26,42 +27,11 @@ import numpy as np
 from numba import njit
 
 from solver.cdem.constitutive import stress_increment
+from solver.mesh.reference_hex import (CORNERS, element_volumes, gauss_points, jacobians,
+                                       shape_values)
 
-#: VTK/meshio corner order in reference coordinates.
-CORNERS = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
-                    [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=np.float64)
-
-
-def gauss_points() -> np.ndarray:
-    """2x2x2 Gauss points (8, 3) in the corner order; all weights are 1."""
-    return CORNERS / np.sqrt(3.0)
-
-
-def shape_derivatives(xi: np.ndarray) -> np.ndarray:
-    """dN_a/dxi_k (n, 8, 3) of the trilinear shape functions N_a = prod(1 + xi_k c_ak)/8."""
-    xi = np.atleast_2d(xi)
-    f = 1.0 + xi[:, None, :] * CORNERS[None, :, :]
-    d = np.empty((len(xi), 8, 3))
-    d[..., 0] = CORNERS[:, 0] * f[..., 1] * f[..., 2] / 8.0
-    d[..., 1] = CORNERS[:, 1] * f[..., 0] * f[..., 2] / 8.0
-    d[..., 2] = CORNERS[:, 2] * f[..., 0] * f[..., 1] / 8.0
-    return d
-
-
-def shape_values(xi: np.ndarray) -> np.ndarray:
-    """N_a (n, 8) at reference points xi (n, 3)."""
-    xi = np.atleast_2d(xi)
-    return np.prod(1.0 + xi[:, None, :] * CORNERS[None, :, :], axis=2) / 8.0
-
-
-DNDXI = shape_derivatives(gauss_points())
-
-
-def element_volumes(x: np.ndarray) -> np.ndarray:
-    """Volume of each element from its (n_el, 8, 3) corner coordinates (2x2x2 Gauss)."""
-    jac = np.einsum("eak,gal->egkl", x, DNDXI)
-    return np.linalg.det(jac).sum(axis=1)
-
+__all__ = ["element_step", "element_volumes", "lumped_masses", "quad_normal", "strain_energy",
+           "thinnest_height"]
 
 def thinnest_height(x: np.ndarray, chunk: int = 65536) -> np.ndarray:
     """Smallest local height of each element (n_el,) from its (n_el, 8, 3) corners:
@@ -70,7 +40,7 @@ def thinnest_height(x: np.ndarray, chunk: int = 65536) -> np.ndarray:
     is the shortest edge; for a parallelepiped, at most its smallest face-to-face distance."""
     out = np.empty(len(x))
     for start in range(0, len(x), chunk):
-        jac = np.einsum("eak,gal->egkl", x[start:start + chunk], DNDXI)
+        jac = jacobians(x[start:start + chunk])
         inv = np.linalg.inv(jac)
         metric = np.einsum("egik,egjk->egij", inv, inv)
         out[start:start + chunk] = 2.0 / np.sqrt(np.linalg.eigvalsh(metric)[..., -1].max(axis=1))
@@ -79,7 +49,7 @@ def thinnest_height(x: np.ndarray, chunk: int = 65536) -> np.ndarray:
 
 def lumped_masses(x: np.ndarray, density: np.ndarray) -> np.ndarray:
     """Row-sum lumped nodal masses (n_el, 8): m_a = rho * integral N_a dV (2x2x2 Gauss)."""
-    jac = np.einsum("eak,gal->egkl", x, DNDXI)
+    jac = jacobians(x)
     det = np.linalg.det(jac)
     n = shape_values(gauss_points())
     return density[:, None] * np.einsum("eg,ga->ea", det, n)

@@ -1,13 +1,14 @@
 """Interface springs gluing neighbouring CDEM blocks, and their failure.
 
-Topology (seed 002 section 2, Fig. 3): every shared quadrilateral face of two elements A and B
-becomes 4 spring pairs, one at each pair of coincident nodes (i in A, j in B). A spring pair is
-a normal spring and a tangential (shear) spring acting along the current unit normal n of A's
-face, n = (x_c - x_a) x (x_d - x_b) / |...| for face nodes a, b, c, d (outward from A).
+Topology (Feng et al. 2014, section 2, Fig. 3): every shared quadrilateral face of two
+elements A and B becomes 4 spring pairs, one at each pair of coincident nodes (i in A, j in
+B). A spring pair is a normal spring and a tangential (shear) spring acting along the current
+unit normal n of A's face, n = (x_c - x_a) x (x_d - x_b) / |...| for face nodes a, b, c, d
+(outward from A).
 
-Characteristic area and stiffness (seed 002 Eqs. 4-5 and section 5):
-* a spring's area is A_s = A_face / 4. Seed 002 places two coincident semi-springs at each
-  node of a continuous grid (one of A pointing into B's face, one of B into A's), each with
+Characteristic area and stiffness (Feng et al. 2014, Eqs. 4-5 and section 5):
+* a spring's area is A_s = A_face / 4. Feng et al. (2014) place two coincident semi-springs at
+  each node of a continuous grid (one of A pointing into B's face, one of B into A's), each with
   half the force and half the area (A_face / 8); their sum is the single spring used here, so
   the per-spring criteria below are the paper's, with its halving rule already applied;
 * normal and shear stiffness per unit area (3DEC-like, Itasca "block contact
@@ -16,22 +17,26 @@ Characteristic area and stiffness (seed 002 Eqs. 4-5 and section 5):
   ``stiffness_factor`` (default 10); or k_n, k_s given directly in the case. Spring
   constants K_n = k_n A_s, K_s = k_s A_s.
 
-Incremental force law (seed 002 Eq. 13), with du_rel = du_j - du_i the step's relative
-displacement of B's node with respect to A's (opening positive, tension positive):
-* normal: u_n += du_rel . n, F_n = K_n u_n (total form of dF_n = K_n d u_n; a broken spring
-  carries compression only, F_n = K_n min(u_n, 0), so a gap closes where it opened);
-* shear: F_s is first rotated into the current tangent plane (F_s - (F_s.n)n, rescaled to keep
-  its magnitude, as 3DEC does), then F_s += K_s (du_rel - (du_rel.n) n).
-Forces on the nodes: f_i += F_n n + F_s, f_j -= F_n n + F_s. Each node lies on 3 faces of
-its element and so carries at most 3 springs; each spring writes its force into the node's
-slot for that face (``SLOT``), and the node force is the sum of its 3 slots in slot order.
-The sum is then the same, bit for bit, however the springs are split across ranks.
+Incremental force law (Feng et al. 2014, Eq. 13), with du_rel = du_j - du_i the step's
+relative displacement of B's node with respect to A's: the spring's normal opening
+u_n += du_rel . n is stored (opening positive); the spring itself is the rock-joint kernel
+:func:`solver.contact_laws.laws.joint_spring`, called in that package's convention
+(compression positive): overlap -u_n, slip increment du_i - du_j of A with respect to B,
+normal -n (from B to A). So F_n = K_n (-u_n) (compression positive; a broken spring carries
+compression only, so a gap closes where it opened), and the shear force F_s on A is rotated
+into the current tangent plane and incremented by -K_s times the tangential slip (Cundall and
+Strack 1979, as 3DEC does). Forces on the nodes: f_i += -F_n n + F_s, f_j -= -F_n n + F_s.
+Each node lies on 3 faces of its element and so carries at most 3 springs; each spring writes
+its force into the node's slot for that face (``SLOT``), and the node force is the sum of its
+3 slots in slot order. The sum is then the same, bit for bit, however the springs are split
+across ranks.
 
-Failure per spring (seed 002 Eq. 14, maximum tensile stress and Mohr-Coulomb):
-* tensile: F_n > T A_s -> broken (state 1), forces released;
-* shear: |F_s| > c A_s + max(-F_n, 0) tan(phi) -> broken (state 2).
-A broken spring never re-bonds: T = c = 0 for ever, and it keeps only the residual friction
-|F_s| <= max(-F_n, 0) tan(phi) (Cundall-Strack slider), the 3DEC joint convention. The energy
+Failure per spring (Feng et al. 2014, Eq. 14: maximum tensile stress and Mohr-Coulomb; joint
+equations J1-J4 of docs/references.md): tensile failure when the tension exceeds T A_s,
+shear failure when |F_s| > c A_s + F_n tan(phi) with the signed normal force (a tension lowers
+the shear strength; why, in :func:`~solver.contact_laws.laws.joint_spring`). A broken spring
+never re-bonds: T = c = 0 for ever, and it keeps only the residual friction
+|F_s| <= max(F_n, 0) tan(phi) (Cundall-Strack slider), the 3DEC joint convention. The energy
 released at breakage and the friction work are added to the dissipation tally.
 
 Hand-over to contact (``handover``, when the model has contact): a face whose four springs
@@ -49,10 +54,11 @@ import numpy as np
 from numba import njit
 
 from solver.cdem.hex8 import quad_normal
-from solver.contact_laws.laws import rotate_to_tangent
+from solver.contact_laws.laws import BROKEN_SHEAR, BROKEN_TENSION, INTACT, joint_spring
 from solver.mesh.topology import FACES
 
-INTACT, BROKEN_TENSION, BROKEN_SHEAR = 0, 1, 2
+__all__ = ["BROKEN_SHEAR", "BROKEN_TENSION", "INTACT", "SLOT", "interface_energy",
+           "interface_step", "sum_slots"]
 
 
 def _slot_table() -> np.ndarray:
@@ -104,52 +110,21 @@ def interface_step(x, du, f_slot, node_i, node_j, slot_i, slot_j, k_n, k_s, area
             dn = r0 * n0 + r1 * n1 + r2 * n2
             un = u_n[q, k] + dn
             u_n[q, k] = un
-            s0, s1, s2 = rotate_to_tangent(f_s[q, k, 0], f_s[q, k, 1], f_s[q, k, 2],
-                                           n0, n1, n2)
-            s0 += ks * (r0 - dn * n0)
-            s1 += ks * (r1 - dn * n1)
-            s2 += ks * (r2 - dn * n2)
-            st = state[q, k]
-            fn = kn * un
-            if st != INTACT and fn > 0.0:
-                fn = 0.0
-            mag2 = s0 * s0 + s1 * s1 + s2 * s2
-            if st == INTACT and breakable:
-                strength = cohesion[q] * area[q] + max(-fn, 0.0) * tan_phi[q]
-                if fn > tensile[q] * area[q]:
-                    tally[0] += 0.5 * fn * fn / kn + 0.5 * mag2 / ks
-                    state[q, k] = BROKEN_TENSION
-                    st = BROKEN_TENSION
-                    n_broken += 1
-                    fn = 0.0
-                    s0 = s1 = s2 = 0.0
-                    mag2 = 0.0
-                elif mag2 > strength * strength:
-                    state[q, k] = BROKEN_SHEAR
-                    st = BROKEN_SHEAR
-                    n_broken += 1
-                    cap = max(-fn, 0.0) * tan_phi[q]
-                    tally[0] += 0.5 * (mag2 - cap * cap) / ks
-                    scale = cap / np.sqrt(mag2)
-                    s0 *= scale
-                    s1 *= scale
-                    s2 *= scale
-                    mag2 = cap * cap
-            if st != INTACT:
-                cap = max(-fn, 0.0) * tan_phi[q]
-                if mag2 > cap * cap:
-                    mag = np.sqrt(mag2)
-                    tally[1] += cap * (mag - cap) / ks
-                    scale = cap / mag
-                    s0 *= scale
-                    s1 *= scale
-                    s2 *= scale
+            fn, s0, s1, s2, st, released, dissipated = joint_spring(
+                -un, f_s[q, k, 0], f_s[q, k, 1], f_s[q, k, 2], -r0, -r1, -r2, -n0, -n1, -n2,
+                kn, ks, tan_phi[q], tensile[q] * area[q], cohesion[q] * area[q], state[q, k],
+                breakable)
+            if st != state[q, k]:
+                state[q, k] = st
+                n_broken += 1
+            tally[0] += released
+            tally[1] += dissipated
             f_s[q, k, 0] = s0
             f_s[q, k, 1] = s1
             f_s[q, k, 2] = s2
-            t0 = fn * n0 + s0
-            t1 = fn * n1 + s1
-            t2 = fn * n2 + s2
+            t0 = s0 - fn * n0
+            t1 = s1 - fn * n1
+            t2 = s2 - fn * n2
             a = slot_i[q, k]
             b = slot_j[q, k]
             f_slot[i, a, 0] = t0

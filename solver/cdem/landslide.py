@@ -48,7 +48,7 @@ from solver.cdem.config import Config
 from solver.cdem.interface import INTACT
 from solver.cdem.model import MaterialTable, group_ids
 from solver.errors import InputError
-from solver.mesh.checks import element_volumes
+from solver.mesh.reference_hex import element_volumes
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.topology import shared_faces
 from solver.parallel import on_root
@@ -67,7 +67,7 @@ def _setup(mesh: HexMesh, cfg: Config, where: str) -> dict:
     if not in_mass.any():
         raise InputError(f"{where}: analysis.bed_group", "every element is in the bed: no mass")
     table = MaterialTable.build(cfg.materials, present, mesh.group_names, where)
-    volume = element_volumes(mesh.points, mesh.cells)
+    volume = element_volumes(mesh.points[mesh.cells])
     density = table.density[table.row(mesh.groups)]
     topo = shared_faces(mesh.cells)
     side = in_mass[topo.elem]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver.cdem.hex8 import DNDXI
+from solver.mesh.reference_hex import DNDXI, jacobians
 
 #: Elements per batch of the element-stiffness evaluation (bounds its temporaries).
 BATCH = 4096
@@ -32,7 +32,7 @@ def element_stiffness(x_el: np.ndarray, lam: np.ndarray, mu: np.ndarray) -> np.n
     out = np.empty((n_el, 24, 24))
     for s in range(0, n_el, BATCH):
         x = x_el[s:s + BATCH]
-        jac = np.einsum("eak,gal->egkl", x, DNDXI)                  # dx_k / dxi_l
+        jac = jacobians(x)                                          # dx_k / dxi_l
         det = np.linalg.det(jac)
         grad = np.einsum("gal,eglk->egak", DNDXI, np.linalg.inv(jac))   # dN_a / dx_k
         w_lam = det * lam[s:s + BATCH, None]

@@ -44,10 +44,12 @@ from numba import njit
 
 from solver import interrupt
 from solver.cdem.config import Stage
-from solver.cdem.hex8 import DNDXI, element_step, strain_energy
+from solver.cdem.hex8 import element_step, strain_energy
 from solver.cdem.interface import interface_energy, interface_step, sum_slots
 from solver.cdem.model import Model
 from solver.interrupt import Diverged
+from solver.mesh.reference_hex import DNDXI
+from solver.rotation import rotate_about_axis
 
 DAMPING = {"none": 0, "local": 1, "viscous": 2}
 
@@ -219,8 +221,7 @@ def gravity_at(g0: np.ndarray, stage: Stage, t: float) -> tuple[np.ndarray, dict
     angle = math.radians(stage.tilt_rate * t)
     axis = np.asarray(stage.tilt_axis, dtype=float)
     axis /= np.linalg.norm(axis)
-    g = g0 * math.cos(angle) + np.cross(axis, g0) * math.sin(angle) \
-        + axis * (axis @ g0) * (1.0 - math.cos(angle))
+    g = rotate_about_axis(g0, axis, angle)
     factor = 1.0 + stage.gravity_ramp * t
     return g * factor, {"tilt_deg": stage.tilt_rate * t, "gravity_factor": factor}
 

@@ -1,7 +1,8 @@
 """Contact force laws: linear spring-dashpot normal force, Cundall-Strack tangential spring with
 the Coulomb cap, and a brittle Mohr-Coulomb rock-joint variant with tension cut-off.
 
-All functions are numba ``@njit(cache=True)`` and callable from other njit kernels.
+All functions are numba ``@njit(cache=True)`` scalar kernels, callable from other njit kernels;
+the ones used per contact in hot loops are inlined into their callers.
 
 Sign conventions (the same everywhere in this package)
 -------------------------------------------------------
@@ -21,31 +22,35 @@ target face / edge / wall). ``normal`` is the unit contact normal pointing from 
 
 Sources
 -------
-* Normal force F_n = k_n xi + gamma_n xi_dot, the linear dashpot model of seed 004 (its Eq. 3;
-  Becker, Schwager & Poeschel 2008, Phys. Rev. E 77, 011304), with the coefficient of normal
-  restitution e_n = exp(-beta t_c), beta = gamma_n / (2 m_eff), t_c = pi / omega,
-  omega = sqrt(k_n/m_eff - beta^2) (seed 004 Eq. 5; the standard damped oscillator).
-* Tangential spring: Cundall & Strack 1979 (Geotechnique 29(1), 47-65), as written in seed 004
-  Eqs. 12-14 (numbers as cited in the seed text): F_t = -sgn(zeta) min(k_t |zeta|, mu F_n),
-  with the spring length reset to the Coulomb limit while sliding, |zeta| = mu F_n / k_t
-  (seed 004 Eq. 42). In 3D the stored force is rotated into the current tangent plane each step
-  (magnitude kept), as 3DEC and PFC do.
-* Rock joints: brittle Mohr-Coulomb with tension cut-off (CDEM seed 002 Eq. 14, reconstructed in
-  ``shared/notes/cdem_anchors.md`` 1.2; 3DEC joint model): tension F_n < -T A breaks the joint;
-  shear |F_t| > c A + mu F_n breaks it; a broken joint keeps residual friction mu F_n only and
-  carries no tension.
+* Normal force F_n = k_n xi + gamma_n xi_dot, the linear dashpot model (Becker, Schwager and
+  Poeschel 2008, their Eq. 3), with the coefficient of normal restitution e_n = exp(-beta t_c),
+  beta = gamma_n / (2 m_eff), t_c = pi / omega, omega = sqrt(k_n/m_eff - beta^2) (their
+  Eq. 5; the standard damped oscillator).
+* Tangential spring: Cundall and Strack (1979), as written by Becker et al. (2008), Eqs. 12-14:
+  F_t = -sgn(zeta) min(k_t |zeta|, mu F_n), with the spring length reset to the Coulomb limit
+  while sliding, |zeta| = mu F_n / k_t (their Eq. 42). In 3D the stored force is rotated into
+  the current tangent plane each step (magnitude kept), as 3DEC and PFC do.
+* Rock joints (:func:`joint_spring`): brittle Mohr-Coulomb with tension cut-off (Feng et al.
+  2014, Eq. 14, whose typeset form is lost; written out as equations J1-J4 of
+  docs/references.md; the 3DEC joint model): tension F_n < -T A breaks the joint; shear
+  |F_t| > c A + mu F_n, F_n signed, breaks it; a broken joint keeps residual friction mu F_n
+  only and carries no tension. The CDEM interface springs (solver.cdem.interface) call it.
+
+Full references: docs/references.md.
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 STICK = 0
 SLIP = 1
 OPEN = 2
+
+INTACT, BROKEN_TENSION, BROKEN_SHEAR = 0, 1, 2
+"""States of a joint spring (:func:`joint_spring`)."""
 
 
 @njit(cache=True)
@@ -53,7 +58,7 @@ def damping_ratio_from_restitution(e_n):
     """Damping ratio zeta = beta / omega_0 of the linear dashpot for a target e_n in (0, 1].
 
     From e_n = exp(-beta pi / omega), omega = omega_0 sqrt(1 - zeta^2) (damped oscillator,
-    seed 004 Eq. 5):
+    Becker et al. 2008, Eq. 5):
     zeta = -ln e_n / sqrt(pi^2 + ln^2 e_n). This e_n holds when the collision ends at xi = 0
     (the force allowed to pull at the end); with the no-tension clamp of :func:`normal_force`
     the contact force ends earlier and the realised e_n is slightly larger, see
@@ -66,20 +71,21 @@ def damping_ratio_from_restitution(e_n):
 @njit(cache=True)
 def dashpot_coefficient(e_n, k_n, m_eff):
     """Normal dashpot coefficient gamma_n = 2 zeta sqrt(k_n m_eff) [N s/m] for a target e_n
-    (linear spring-dashpot, seed 004 Eq. 3 with beta = gamma_n / (2 m_eff) = zeta omega_0)."""
+    (linear spring-dashpot, Becker et al. 2008, Eq. 3, with
+    beta = gamma_n / (2 m_eff) = zeta omega_0)."""
     return 2.0 * damping_ratio_from_restitution(e_n) * math.sqrt(k_n * m_eff)
 
 
 @njit(cache=True)
 def normal_force(overlap, overlap_rate, k_n, c_n, tensile_cutoff):
-    """Linear spring-dashpot normal force F_n = k_n delta + c_n d(delta)/dt (seed 004 Eq. 3),
-    compression positive, clamped from below at ``-tensile_cutoff``.
+    """Linear spring-dashpot normal force F_n = k_n delta + c_n d(delta)/dt (Becker et al. 2008,
+    Eq. 3), compression positive, clamped from below at ``-tensile_cutoff``.
 
     ``tensile_cutoff = 0`` is the no-tension contact: F_n >= 0, so the dashpot never pulls the
     bodies together at the end of an impact (the force ends when k_n delta + c_n delta_dot = 0,
     slightly before delta = 0), and a separated contact (delta <= 0) carries no force. A positive
     cut-off lets a bonded joint carry tension down to -tensile_cutoff (failure is decided by
-    :func:`joint_update`, not here).
+    :func:`joint_spring`, not here).
     """
     if overlap <= 0.0 and tensile_cutoff == 0.0:
         return 0.0
@@ -113,7 +119,7 @@ def force_end_time(beta, omega):
     return (math.pi - math.atan2(2.0 * beta * omega, omega * omega - beta * beta)) / omega
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rotate_to_tangent(f0, f1, f2, n0, n1, n2):
     """A stored tangential force turned into the plane normal to the unit vector n, its
     magnitude kept (3DEC/PFC convention; zero if it was purely normal)."""
@@ -131,136 +137,119 @@ def rotate_to_tangent(f0, f1, f2, n0, n1, n2):
     return f0, f1, f2
 
 
-@njit(cache=True)
-def cundall_strack_xyz(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t, mu, f_n, cohesion_force):
-    """Component form of :func:`cundall_strack_update` (no allocation, for hot loops).
+@njit(cache=True, inline="always")
+def tangential_trial(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t):
+    """Elastic trial of the incremental tangential spring (Cundall and Strack 1979): the old
+    force f on A rotated into the plane normal to n (:func:`rotate_to_tangent`), then
+    f <- f - k_t d_t with d_t the tangential part of the slip increment d = du_A - du_B.
 
-    Returns ``(f0, f1, f2, sliding, dissipated)``.
+    Returns ``(f0, f1, f2, old2)``, old2 = |rotated old force|^2 (for :func:`coulomb_return`).
     """
     f0, f1, f2 = rotate_to_tangent(f0, f1, f2, n0, n1, n2)
-    old = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
-    cap = max(cohesion_force + mu * f_n, 0.0)
-    # elastic trial with the tangential part of the slip increment
+    old2 = f0 * f0 + f1 * f1 + f2 * f2
     dn = d0 * n0 + d1 * n1 + d2 * n2
     f0 -= k_t * (d0 - dn * n0)
     f1 -= k_t * (d1 - dn * n1)
     f2 -= k_t * (d2 - dn * n2)
-    trial = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
-    sliding = trial > cap
-    dissipated = 0.0
-    if sliding:
-        # radial return to the cap (spring length reset to the Coulomb limit); the energy is
-        # booked along the path "slip under the cap c1 = max(|f_old|, cap), then the cap moves
-        # to its new value", so it is >= 0 even when the normal force falls during the step
-        c1 = max(old, cap)
-        if trial > c1:
-            dissipated += c1 * (trial - c1) / k_t
-        reached = min(trial, c1)
-        dissipated += 0.5 * (reached * reached - cap * cap) / k_t
-        s = cap / trial
-        f0 *= s
-        f1 *= s
-        f2 *= s
-    return f0, f1, f2, sliding, dissipated
+    return f0, f1, f2, old2
 
 
-@njit(cache=True)
-def cundall_strack_update(f_t, d_slip, normal, k_t, mu, f_n, cohesion_force):
-    """Incremental Cundall-Strack tangential spring with the Coulomb cap.
+@njit(cache=True, inline="always")
+def coulomb_return(f0, f1, f2, old2, cap, k_t):
+    """Radial return of a trial tangential force to the Coulomb cap >= 0.
 
-    f_t (3,) old tangential force on A [N]; d_slip (3,) relative displacement increment of A
-    w.r.t. B [m]; normal (3,) unit normal B -> A; k_t tangential stiffness [N/m]; mu friction
-    coefficient; f_n normal force (compression positive) [N]; cohesion_force c*A [N] (0 for a
-    frictional contact).
-
-    Steps (Cundall & Strack 1979; seed 004 Eqs. 12-14, 42):
-      1. rotate f_t into the plane normal to ``normal``, keeping |f_t|;
-      2. trial F = f_t - k_t d_slip_t, cap = max(c A + mu F_n, 0);
-      3. if |F| > cap: sliding, F <- cap F/|F| (radial return: the spring length is reset to
-         the Coulomb limit). The dissipated energy is that of the path "slip d under the cap
-         c1 = max(|f_t|, cap), then the cap moves to its new value":
-         c1 max(|F| - c1, 0)/k_t + (min(|F|, c1)^2 - cap^2)/(2 k_t) >= 0; with an unchanged
-         or growing cap this is cap (|F| - cap)/k_t, the cap force times the plastic slip.
-    While sticking nothing is dissipated: the spring is conservative. Returns
-    ``(f_t_new (3,), sliding, dissipated)``.
+    Sliding where |F| > cap: F <- cap F/|F| (the spring length reset to the Coulomb limit).
+    The dissipated energy is that of the path "slip under the cap c1 = max(|f_old|, cap), then
+    the cap moves to its new value" (|f_old| = sqrt(old2)):
+    c1 max(|F| - c1, 0)/k_t + (min(|F|, c1)^2 - cap^2)/(2 k_t) >= 0; with an unchanged or
+    growing cap this is cap (|F| - cap)/k_t, the cap force times the plastic slip. While
+    sticking nothing is dissipated: the spring is conservative.
+    Returns ``(f0, f1, f2, sliding, dissipated)``.
     """
-    f0, f1, f2, sliding, dissipated = cundall_strack_xyz(
-        f_t[0], f_t[1], f_t[2], d_slip[0], d_slip[1], d_slip[2],
-        normal[0], normal[1], normal[2], k_t, mu, f_n, cohesion_force)
-    out = np.empty(3)
-    out[0] = f0
-    out[1] = f1
-    out[2] = f2
-    return out, sliding, dissipated
+    trial = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
+    if trial <= cap:
+        return f0, f1, f2, False, 0.0
+    c1 = max(math.sqrt(old2), cap)
+    dissipated = 0.0
+    if trial > c1:
+        dissipated += c1 * (trial - c1) / k_t
+    reached = min(trial, c1)
+    dissipated += 0.5 * (reached * reached - cap * cap) / k_t
+    s = cap / trial
+    return f0 * s, f1 * s, f2 * s, True, dissipated
 
 
 @njit(cache=True)
-def spring_energy(f_n, f_t, k_n, k_t):
-    """Elastic energy of a contact's springs, F_n^2/(2 k_n) + |F_t|^2/(2 k_t) [J]."""
-    return 0.5 * f_n * f_n / k_n + 0.5 * (f_t[0] ** 2 + f_t[1] ** 2 + f_t[2] ** 2) / k_t
+def cundall_strack_xyz(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t, mu, f_n, cohesion_force):
+    """Incremental Cundall-Strack tangential spring with the Coulomb cap, component form.
+
+    f old tangential force on A [N]; d relative displacement increment of A w.r.t. B [m];
+    n unit normal B -> A; k_t tangential stiffness [N/m]; mu friction coefficient; f_n normal
+    force (compression positive) [N]; cohesion_force c*A [N] (0 for a frictional contact).
+
+    Steps (Cundall and Strack 1979; Becker et al. 2008, Eqs. 12-14 and 42):
+      1. :func:`tangential_trial`: rotate f into the plane normal to n, keeping |f|, then
+         F = f - k_t d_t;
+      2. cap = max(c A + mu F_n, 0);
+      3. :func:`coulomb_return` to the cap, with the dissipated energy.
+    Returns ``(f0, f1, f2, sliding, dissipated)``.
+    """
+    f0, f1, f2, old2 = tangential_trial(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t)
+    cap = max(cohesion_force + mu * f_n, 0.0)
+    return coulomb_return(f0, f1, f2, old2, cap, k_t)
 
 
-@njit(cache=True)
-def joint_update(overlap, f_t, d_slip, normal, k_n, k_t, mu, tension_force, cohesion_force,
-                 broken):
-    """Rock-joint contact spring: linear normal spring with tension cut-off, Cundall-Strack shear
-    with Mohr-Coulomb strength, brittle (seed 002 Eq. 14 as reconstructed in cdem_anchors 1.2).
+@njit(cache=True, inline="always")
+def joint_spring(overlap, f0, f1, f2, d0, d1, d2, n0, n1, n2, k_n, k_t, tan_phi,
+                 tension_force, cohesion_force, state, breakable):
+    """Brittle rock-joint spring: linear normal spring, Cundall-Strack shear spring, Mohr-Coulomb
+    strength with a tension cut-off (Feng et al. 2014, Eq. 14; joint equations J1-J4 of
+    docs/references.md).
 
-    overlap: the accumulated normal relative displacement [m] (the caller adds each step's
-    increment, seed 002 Eq. 13 F_n <- F_n + K_n d(delta)), compression positive; f_t, d_slip,
-    normal, k_t, mu as in :func:`cundall_strack_update`; tension_force T*A [N] and
-    cohesion_force c*A [N] of the intact joint; broken: whether it has failed before.
+    Sign convention (this package's): overlap delta = accumulated normal relative displacement,
+    **compression positive** (the caller adds each step's increment, Feng et al. 2014 Eq. 13);
+    F_n = k_n delta, compression positive, the force on A is F_n n (n unit normal from B to A);
+    f = (f0, f1, f2) the shear force on A, d = du_A - du_B the step's relative displacement
+    increment; k_n, k_t spring constants [N/m]; tension_force T A and cohesion_force c A [N] of
+    the intact joint; state INTACT, BROKEN_TENSION or BROKEN_SHEAR; breakable: whether the
+    failure criteria apply.
 
-    * F_n = k_n delta. Intact: if F_n < -T A the joint breaks in tension (both springs released).
-      Broken: F_n <= 0 means open (no force, shear spring released).
-    * Intact shear strength c A + mu F_n (F_n may be tensile); exceeding it breaks the joint in
-      shear and the step is redone with the residual strength mu max(F_n, 0).
-    Returns ``(f_n, f_t_new (3,), broken, status, dissipated)``; status is STICK, SLIP or OPEN;
-    dissipated includes the spring energy released by breakage.
+    * Intact, F_n < -T A: tensile failure; both springs are released.
+    * Intact shear strength S = c A + F_n tan(phi), the Mohr-Coulomb line on the signed normal
+      force, tension included: a tensile normal force lowers the strength. This is the
+      Mohr-Coulomb joint of 3DEC and UDEC (Itasca documentation), the criterion Feng et al.
+      (2014) name for Eq. 14; clipping the normal force at zero (S = c A for any tension)
+      would make a joint in tension as strong in shear as one without normal load, which no
+      Coulomb joint is. Where S < 0 (tension beyond the envelope's apex, F_n < -c A/tan(phi))
+      the joint fails in tension, so the effective cut-off is min(T, c/tan(phi)) A, as in
+      3DEC. |F_s| > S: shear failure; the shear force drops to the residual
+      max(F_n, 0) tan(phi) and a tensile F_n is released.
+    * Broken (for ever: T = c = 0): no tension, F_n = k_n max(delta, 0); residual friction
+      |F_s| <= F_n tan(phi) (:func:`cundall_strack_xyz` with no cohesion).
+    Returns ``(f_n, f0, f1, f2, state, released, dissipated)``: released is the elastic energy
+    freed by a failure this step, dissipated the friction work of a broken joint [J].
     """
     f_n = k_n * overlap
-    released = 0.5 * (f_t[0] ** 2 + f_t[1] ** 2 + f_t[2] ** 2) / k_t
-    if not broken and f_n < -tension_force:
-        return 0.0, np.zeros(3), True, OPEN, released + 0.5 * f_n * f_n / k_n
-    if broken and f_n <= 0.0:
-        return 0.0, np.zeros(3), True, OPEN, released
-    if not broken:
-        new, sliding, dissipated = cundall_strack_update(f_t, d_slip, normal, k_t, mu, f_n,
-                                                         cohesion_force)
-        if not sliding:
-            return f_n, new, False, STICK, dissipated
-        if f_n <= 0.0:
-            return 0.0, np.zeros(3), True, OPEN, released + 0.5 * f_n * f_n / k_n
-    new, sliding, dissipated = cundall_strack_update(f_t, d_slip, normal, k_t, mu, f_n, 0.0)
-    return f_n, new, True, SLIP if sliding else STICK, dissipated
-
-
-@njit(cache=True)
-def normal_force_array(overlap, overlap_rate, k_n, c_n, tensile_cutoff):
-    """:func:`normal_force` over arrays of contacts (all arguments (n,)); returns (n,)."""
-    out = np.empty(overlap.shape[0])
-    for i in range(overlap.shape[0]):
-        out[i] = normal_force(overlap[i], overlap_rate[i], k_n[i], c_n[i], tensile_cutoff[i])
-    return out
-
-
-@njit(cache=True)
-def cundall_strack_array(f_t, d_slip, normal, k_t, mu, f_n, cohesion_force):
-    """:func:`cundall_strack_update` over n contacts: f_t, d_slip, normal (n, 3), the rest (n,).
-
-    Returns ``(f_t_new (n, 3), sliding (n,) bool, dissipated (n,))``.
-    """
-    n = f_t.shape[0]
-    out = np.empty((n, 3))
-    sliding = np.empty(n, dtype=np.bool_)
-    dissipated = np.empty(n)
-    for i in range(n):
-        f0, f1, f2, s, e = cundall_strack_xyz(
-            f_t[i, 0], f_t[i, 1], f_t[i, 2], d_slip[i, 0], d_slip[i, 1], d_slip[i, 2],
-            normal[i, 0], normal[i, 1], normal[i, 2], k_t[i], mu[i], f_n[i], cohesion_force[i])
-        out[i, 0] = f0
-        out[i, 1] = f1
-        out[i, 2] = f2
-        sliding[i] = s
-        dissipated[i] = e
-    return out, sliding, dissipated
+    f0, f1, f2, old2 = tangential_trial(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t)
+    if state != INTACT:
+        if f_n < 0.0:
+            f_n = 0.0
+        f0, f1, f2, _, dissipated = coulomb_return(f0, f1, f2, old2, f_n * tan_phi, k_t)
+        return f_n, f0, f1, f2, state, 0.0, dissipated
+    if not breakable:
+        return f_n, f0, f1, f2, state, 0.0, 0.0
+    mag2 = f0 * f0 + f1 * f1 + f2 * f2
+    strength = cohesion_force + f_n * tan_phi
+    if f_n < -tension_force or strength < 0.0:
+        released = 0.5 * f_n * f_n / k_n + 0.5 * mag2 / k_t
+        return 0.0, 0.0, 0.0, 0.0, BROKEN_TENSION, released, 0.0
+    if mag2 > strength * strength:
+        released = 0.0
+        if f_n < 0.0:
+            released = 0.5 * f_n * f_n / k_n
+            f_n = 0.0
+        cap = f_n * tan_phi
+        released += 0.5 * (mag2 - cap * cap) / k_t
+        s = cap / math.sqrt(mag2)
+        return f_n, f0 * s, f1 * s, f2 * s, BROKEN_SHEAR, released, 0.0
+    return f_n, f0, f1, f2, state, 0.0, 0.0

@@ -1,20 +1,20 @@
 """Coefficient of tangential restitution e_t of the linear dashpot + Cundall-Strack contact
-(seed 004: Becker, Schwager & Poeschel 2008, Phys. Rev. E 77, 011304).
+(Becker, Schwager and Poeschel 2008, Phys. Rev. E 77, 011304; docs/references.md).
 
 One oblique collision (sphere-sphere, or sphere-wall with the wall's m, J -> infinity), relative
 velocity at the contact point g = (g_n, g_t) at impact:
 
-* normal: m_eff xi'' = -F_n, F_n = k_n xi + gamma_n xi' >= 0 (seed 004 Eqs. 1, 3), solved
+* normal: m_eff xi'' = -F_n, F_n = k_n xi + gamma_n xi' >= 0 (Becker et al. 2008 Eqs. 1, 3), solved
   exactly: xi = (g_n/omega) e^{-beta t} sin(omega t), beta = gamma_n/(2 m_eff),
-  omega = sqrt(k_n/m_eff - beta^2) (seed 004 Eq. 5). The contact force ends at t_end, the first
-  zero of F_n (:func:`solver.contact_laws.laws.force_end_time`; t_end = t_c = pi/omega_n when
+  omega = sqrt(k_n/m_eff - beta^2) (Becker et al. 2008 Eq. 5). The contact force ends at t_end, the
+  first zero of F_n (:func:`solver.contact_laws.laws.force_end_time`; t_end = t_c = pi/omega_n when
   gamma_n = 0). The tangential force is zero from then on, so e_t is final at t_end.
-* tangential: alpha g_t' = F_t (seed 004 Eq. 14) with 1/alpha = 1/m_eff + R_1^2/J_1 + R_2^2/J_2
-  (seed 004 Eq. 15; alpha/m_eff = 2/7 for identical homogeneous spheres and for a homogeneous
-  sphere on a wall), F_t the Cundall-Strack force of :func:`solver.contact_laws.laws.
-  cundall_strack_xyz` with the Coulomb cap mu F_n (seed 004 Eqs. 12-13).
+* tangential: alpha g_t' = F_t (Becker et al. 2008 Eq. 14) with 1/alpha = 1/m_eff + R_1^2/J_1 +
+  R_2^2/J_2 (Becker et al. 2008 Eq. 15; alpha/m_eff = 2/7 for identical homogeneous spheres and for
+  a homogeneous sphere on a wall), F_t the Cundall-Strack force of :func:`solver.contact_laws.laws.
+  cundall_strack_xyz` with the Coulomb cap mu F_n (Becker et al. 2008 Eqs. 12-13).
 * e_t = g_t(t_end) / g_t(0): +1 no tangential loss, negative when the tangential motion at the
-  contact point is reversed (the sign convention of seed 004).
+  contact point is reversed (the sign convention of Becker et al. 2008).
 
 Integration: the normal motion is evaluated exactly; the tangential degree of freedom is advanced
 through the contact law itself by drift-kick-drift (position Verlet) with N steps of
@@ -23,8 +23,8 @@ quadrature of the exact mu F_n(t)); the regime switches are not event-located, s
 a local error of at most O(dt) in the spring length. Measured self-convergence |e_t(N) - e_t(2N)|
 at N = 4000: 5e-8 to 1.4e-6 (single- and multi-switch points; :func:`convergence_error`).
 The switch count sees a regime phase only if it spans a half step: phases shorter than
-~t_end/N (pairs of switches just before the end of contact, seed 004 Sec. III.3.5) are missed,
-so the count is a lower bound; with N = 4000, 27 of 16000 points of the default map have a
+~t_end/N (pairs of switches just before the end of contact, Becker et al. 2008 Sec. III.3.5) are
+missed, so the count is a lower bound; with N = 4000, 27 of 16000 points of the default map have a
 count of the wrong parity (a sliding start must end sliding, so it needs an even count), and
 line scans at k_t/k_n = 12-20 give the same maximum (8) at N = 8000 and 32000.
 
@@ -34,18 +34,20 @@ gamma_n = 0.
 
 Closed forms used as references
 -------------------------------
-* pure Coulomb sliding throughout (Walton 1993; seed 004 Eq. 18):
+* pure Coulomb sliding throughout (Walton 1993; Becker et al. 2008 Eq. 18):
   e_t = 1 - mu (1 + e_n) (m_eff/alpha) g_n/g_t.
-* start in the Coulomb regime iff k_t g_t > mu dF_n/dt(0) (seed 004 Eq. 45; gamma_n = 0:
+* start in the Coulomb regime iff k_t g_t > mu dF_n/dt(0) (Becker et al. 2008 Eq. 45; gamma_n = 0:
   g_t/g_n > mu k_n/k_t); with gamma_n = 0 the Coulomb -> Cundall-Strack switch condition
-  k_t g_t(t_s) = mu k_n xi'(t_s) (seed 004 Eq. 44) with the Coulomb solution
-  g_t(t) = g_t - mu (m_eff/alpha) g_n (1 - cos omega_n t) (seed 004 Eq. 41) gives
+  k_t g_t(t_s) = mu k_n xi'(t_s) (Becker et al. 2008 Eq. 44) with the Coulomb solution
+  g_t(t) = g_t - mu (m_eff/alpha) g_n (1 - cos omega_n t) (Becker et al. 2008 Eq. 41) gives
   cos(omega_n t_s) = (k_t g_t - mu k_t (m_eff/alpha) g_n) / (mu g_n (k_n - k_t m_eff/alpha))
-  (seed 004 Eq. 47); no real root (|.| > 1, seed 004 Eq. 48) means Coulomb throughout.
-* small g_t/g_n: e_t -> cos(omega_t t_c), omega_t = sqrt(k_t/alpha) (seed 004 Eq. 49), i.e.
-  e_t -> cos(pi sqrt((m_eff/alpha) k_t/k_n)) for gamma_n = 0 (the k_t/k_n form of Eq. 49 in
-  seed 004's discussion of its Fig. 10; its equation number is lost in the seed text).
-* plateaus e_t = (-1)^m when omega_t = m omega_n and g_t/g_n < mu k_n/k_t (seed 004, the
+  (Becker et al. 2008 Eq. 47); no real root (|.| > 1, Becker et al. 2008 Eq. 48) means Coulomb
+  throughout.
+* small g_t/g_n: e_t -> cos(omega_t t_c), omega_t = sqrt(k_t/alpha) (Becker et al. 2008 Eq. 49),
+  i.e. e_t -> cos(pi sqrt((m_eff/alpha) k_t/k_n)) for gamma_n = 0 (the k_t/k_n form of Eq. 49 in
+  Becker et al. 2008's discussion of its Fig. 10; its equation number is lost in the text
+  available).
+* plateaus e_t = (-1)^m when omega_t = m omega_n and g_t/g_n < mu k_n/k_t (Becker et al. 2008, the
   commensurate-frequency plateaus of its Figs. 8-9; boundary from Eq. 45).
 """
 
@@ -63,7 +65,7 @@ from solver.contact_laws.laws import cundall_strack_xyz, force_end_time, normal_
 def normal_history(g_n, k_n, m_eff, gamma_n, n_steps):
     """The exact normal motion of one collision sampled for the tangential integrator.
 
-    xi = (g_n/omega) e^{-beta t} sin(omega t) (seed 004 Eq. 5 solution), F_n from
+    xi = (g_n/omega) e^{-beta t} sin(omega t) (Becker et al. 2008 Eq. 5 solution), F_n from
     :func:`solver.contact_laws.laws.normal_force` (no tension). Returns ``(dt, f_half, f_whole,
     e_n)``: the step dt = t_end/n_steps, F_n at t_{n+1/2} and at t_{n+1} (n = 0..N-1; the last
     one is 0, the end of contact) and the normal restitution -xi_dot(t_end)/g_n.
@@ -149,13 +151,13 @@ def collide_many(g_t, k_t, alpha, mu, dt, f_half, f_whole):
 
 
 def walton_e_t(gt_gn, mu, e_n, alpha_over_meff):
-    """Pure Coulomb sliding for the whole contact (Walton 1993; seed 004 Eq. 18):
+    """Pure Coulomb sliding for the whole contact (Walton 1993; Becker et al. 2008 Eq. 18):
     e_t = 1 - mu (1 + e_n) (m_eff/alpha) g_n/g_t."""
     return 1.0 - mu * (1.0 + e_n) / alpha_over_meff / np.asarray(gt_gn, dtype=float)
 
 
 def small_gt_limit(kt_kn, alpha_over_meff, omega_t_end):
-    """e_t -> cos(omega_t t_end) for g_t/g_n -> 0 (seed 004 Eq. 49); ``omega_t_end`` is
+    """e_t -> cos(omega_t t_end) for g_t/g_n -> 0 (Becker et al. 2008 Eq. 49); ``omega_t_end`` is
     omega_n t_end (= pi without damping), so omega_t t_end = sqrt(k_t/k_n / (alpha/m_eff))
     * omega_n t_end."""
     return math.cos(math.sqrt(kt_kn / alpha_over_meff) * omega_t_end)
@@ -163,7 +165,8 @@ def small_gt_limit(kt_kn, alpha_over_meff, omega_t_end):
 
 def pure_coulomb_theory(gt_gn, kt_kn, mu, alpha_over_meff):
     """Whether an undamped collision stays in the Coulomb regime throughout: it starts there
-    (seed 004 Eq. 45) and the switch condition has no real root (seed 004 Eqs. 47-48)."""
+    (Becker et al. 2008 Eq. 45) and the switch condition has no real root (Becker et al. 2008,
+    Eqs. 47-48)."""
     gt_gn = np.asarray(gt_gn, dtype=float)
     kt_kn = np.asarray(kt_kn, dtype=float)
     m_over_a = 1.0 / alpha_over_meff
@@ -174,7 +177,8 @@ def pure_coulomb_theory(gt_gn, kt_kn, mu, alpha_over_meff):
 
 
 def small_gt_first_order(gt_gn, kt_kn, mu, alpha_over_meff, omega_t_end):
-    """Eq. 49 with its first-order correction in g_t/g_n (derived here, not in seed 004):
+    """Eq. 49 with its first-order correction in g_t/g_n (not in Becker et al. 2008;
+    docs/references.md, Eq. T1):
     e_t ~ cos(theta) + (k_t/k_n) (g_t/g_n) sin(theta) |sin(theta)| / (2 mu),
     theta = omega_t t_c, for gamma_n = 0.
 

@@ -1,8 +1,8 @@
 """One impact: the 3-DOF block on the equivalent foundation, integrated with scipy solve_ivp.
 
-Equations of motion (seed Sect. 2.1: linear and angular momentum balance with contact forces
-and self-weight; explicit form derived in ``../shared/notes/impact_model.md`` Sect. 4 from the
-frame of Eq. 15, n into the ground, t down-slope, theta clockwise)::
+Equations of motion (Dattola et al. 2023, Sect. 2.1: linear and angular momentum balance with
+contact forces and self-weight; explicit form derived from the frame of Eq. 15, n into the
+ground, t down-slope, theta clockwise: docs/references.md, Eqs. I1-I2)::
 
     m du_n/dt^2 = m g cos(omega) - N
     m du_t/dt^2 = m g sin(omega) - T
@@ -15,10 +15,10 @@ deformed by the velocity of the point where ``L`` acts,
 ``N w_n + T w_t + M w_theta`` equal to the power the block loses; the element's normal
 displacement ``u_Dc = int w_n dt`` is the sinking of Eq. (10). It differs from the geometric
 sinking of Eq. (38), whose rate uses the lowest-point arm ``dr_y/dalpha`` instead of ``r_t``;
-pairing Eq. (38) with the arm of Eq. (37), as the seed does, would create or destroy energy
-whenever the block rotates, so the rate form above was chosen (inferred).
+pairing Eq. (38) with the arm of Eq. (37), as the printed equations do, would create or destroy
+energy whenever the block rotates, so the rate form above was chosen (inferred).
 
-End of the impact (seed Sect. 2.1), as terminal solve_ivp events:
+End of the impact (Dattola et al. 2023, Sect. 2.1), as terminal solve_ivp events:
 
 * loss of adherence: the contact force ``N`` falls to zero while the contact point moves
   out of the ground (``w_n < 0``; event function ``<N> + F <w_n>/v``), or the block leaves

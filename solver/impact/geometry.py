@@ -1,14 +1,15 @@
-"""Footprint of an ellipsoid of revolution on the ground plane (seed 000, Appendix D, corrected).
+"""Footprint of an ellipsoid of revolution on the ground plane (Dattola et al. 2023,
+Appendix D, corrected: docs/references.md, Eqs. G1-G9).
 
-Frame (seed Sect. 2.1, Eq. 15): ``n`` normal to the slope and pointing *into* the ground,
-``t`` along the slope, ``w`` out of plane; the ground plane is ``n = 0``. The block is a
+Frame (Dattola et al. 2023, Sect. 2.1, Eq. 15): ``n`` normal to the slope and pointing *into*
+the ground, ``t`` along the slope, ``w`` out of plane; the ground plane is ``n = 0``. The block is a
 prolate spheroid with semi-axis ``H`` along its symmetry axis and ``R`` across it (Eq. 7:
 ``H = A_r R``). Its centre of mass is at ``(n_c, t_c) = (u_n - r_y0, u_t)``; its symmetry
 axis makes the angle ``alpha = theta_0 + theta`` with the ``n`` axis, ``theta`` positive
 clockwise (t to the right, n down), so the axis unit vectors are
 ``e_H = (cos alpha, -sin alpha)`` and ``e_R = (sin alpha, cos alpha)`` in ``(n, t)``.
 
-Corrected equations (derived here; the seed's printed forms carry typos):
+Corrected equations (derived here; the paper's printed forms carry typos):
 
 * Eq. 16: ``r_y(alpha) = sqrt(H^2 cos^2 alpha + R^2 sin^2 alpha)`` is the support distance of
   the block along ``n``; ``r_y0 = r_y(theta_0)`` puts the block tangent to the plane at onset.
@@ -46,7 +47,7 @@ import numpy as np
 
 
 def block_size(mass, density, aspect_ratio):
-    """Semi-axes ``(R, H)`` of a spheroid of given mass (seed Eq. 7).
+    """Semi-axes ``(R, H)`` of a spheroid of given mass (Dattola et al. 2023, Eq. 7).
 
     ``R = (3 m / (4 pi rho A_r))^(1/3)``, ``H = A_r R``.
     """
@@ -62,7 +63,8 @@ def inertia(mass, semi_h, semi_r):
 
 
 def support_distance(semi_h, semi_r, alpha):
-    """``r_y(alpha) = sqrt(H^2 cos^2 alpha + R^2 sin^2 alpha)`` (seed Eq. 16 / Eq. 22)."""
+    """``r_y(alpha) = sqrt(H^2 cos^2 alpha + R^2 sin^2 alpha)`` (Dattola et al. 2023,
+    Eqs. 16 and 22)."""
     return np.sqrt((semi_h * np.cos(alpha)) ** 2 + (semi_r * np.sin(alpha)) ** 2)
 
 
@@ -110,7 +112,7 @@ def footprint(semi_h, semi_r, theta0, u_n, u_t, theta):
 
 
 def shape_factor(b_t, b_w):
-    """Gazetas shape correction of the normal stiffness (seed Eqs. 13-14).
+    """Gazetas shape correction of the normal stiffness (Dattola et al. 2023, Eqs. 13-14).
 
     ``R_s = max(B_t, B_w) / min(B_t, B_w) >= 1``, ``J_s = 0.957 exp(0.0394 R_s)``;
     ``R_s = 1`` for a vanishing footprint.

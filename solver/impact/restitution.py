@@ -1,21 +1,22 @@
-"""Restitution coefficients of one impact (seed 000 Sects. 2.3-2.4, Eqs. 1-6).
+"""Restitution coefficients of one impact (Dattola et al. 2023, Sects. 2.3-2.4, Eqs. 1-6).
 
 * apparent coefficients at the centre of mass: ``e_n = -v_n^f / v_n^0``, ``e_t = v_t^f / v_t^0``
-  (seed Sect. 2.3; ``e_t`` is undefined for ``theta_in = 0``);
+  (Dattola et al. 2023, Sect. 2.3; ``e_t`` is undefined for ``theta_in = 0``);
 * contact coefficient ``e_n* = -v_c^f / v_c^0`` with the normal velocity of the contact point,
   ``v_c = v_n + r dtheta/dt`` (r: t-offset of the contact point from the centre; the lowest
   point at onset, the footprint centre, Eq. 37, at the end);
 * rotational energy ratio ``R_r(t) = E_kr / E_k`` (Eqs. 2-3);
 * energetic coefficient ``e_bar = sqrt(E_k^f / E_k^0)`` (Heidenreich 2004) and its expression
-  from the apparent coefficients, Eq. (5) with the seed's ``R_t0, R_t`` read as ``R_r0, R_r``::
+  from the apparent coefficients, Eq. (5) with the paper's ``R_t0, R_t`` read as ``R_r0, R_r``
+  (docs/references.md, Eq. R1)::
 
       e_bar = sqrt((1 - R_r0) / (1 - R_r) (e_n^2 cos^2 theta_in + e_t^2 sin^2 theta_in))
 
   where ``e_t sin theta_in`` is written ``v_t^f / |v^0|`` so that the formula also holds for
   vertical impacts of eccentric blocks (``v_t^0 = 0`` but ``v_t^f != 0``);
-* Vijayakumar et al. (2012) apparent coefficient, seed Eq. (6), for a rigid instantaneous
-  impact with a normal impulse at the contact point (derived here; the seed prints ``r_t^2``
-  in the last numerator, which is dimensionally wrong)::
+* Vijayakumar et al. (2012) apparent coefficient, Dattola et al. (2023), Eq. (6), for a rigid
+  instantaneous impact with a normal impulse at the contact point (docs/references.md, Eq. R2,
+  derived; the paper prints ``r_t^2`` in the last numerator, which is dimensionally wrong)::
 
       e_n = (I e_n* - m r^2) / (I + m r^2) + (1 + e_n*) I r / (I + m r^2) * dtheta_0 / v_n^0
 
@@ -29,20 +30,22 @@ import numpy as np
 
 
 def rotational_ratio(e_kr, e_kt):
-    """``R_r = E_kr / (E_kr + E_kt)`` (seed Eqs. 2-3)."""
+    """``R_r = E_kr / (E_kr + E_kt)`` (Dattola et al. 2023, Eqs. 2-3)."""
     e_kr, e_kt = np.asarray(e_kr, float), np.asarray(e_kt, float)
     total = e_kr + e_kt
     return np.where(total > 0.0, e_kr / np.where(total > 0.0, total, 1.0), 0.0)
 
 
 def energetic_coefficient(e_n, e_t_sin, theta_in, r_r0, r_r):
-    """Seed Eq. (5): ``sqrt((1 - R_r0)/(1 - R_r) (e_n^2 cos^2 th_in + (e_t sin th_in)^2))``."""
+    """Dattola et al. (2023), Eq. (5), corrected (docs/references.md, Eq. R1):
+    ``sqrt((1 - R_r0)/(1 - R_r) (e_n^2 cos^2 th_in + (e_t sin th_in)^2))``."""
     translational = np.asarray(e_n) ** 2 * np.cos(theta_in) ** 2 + np.asarray(e_t_sin) ** 2
     return np.sqrt((1.0 - np.asarray(r_r0)) / (1.0 - np.asarray(r_r)) * translational)
 
 
 def vijayakumar(e_contact, mass, inertia, arm, omega_0, v_n0):
-    """Apparent normal coefficient of a rigid instantaneous impact, seed Eq. (6) corrected."""
+    """Apparent normal coefficient of a rigid instantaneous impact, Dattola et al. (2023),
+    Eq. (6) corrected (docs/references.md, Eq. R2)."""
     e_contact, arm = np.asarray(e_contact, float), np.asarray(arm, float)
     denom = inertia + mass * arm ** 2
     return ((inertia * e_contact - mass * arm ** 2) / denom

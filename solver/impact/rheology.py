@@ -1,14 +1,14 @@
-"""Macro-element equivalent foundation (seed 000 Sect. 2.1, Appendix B Eq. 9, Appendix C).
+"""Macro-element equivalent foundation (Dattola et al. 2023, Sect. 2.1, Appendix B Eq. 9,
+Appendix C).
 
-Verified from the seed: the structure of Eq. (9): an elasto-damping element
+Verified from the paper: the structure of Eq. (9): an elasto-damping element
 ``L = b_L(B_t, B_w, u_ed, du_ed/dt)`` in series with a visco-plastic element
 ``du_vp/dt = b_vp(Q(L, B_t), rho_c)``, ``drho_c/dt = b_rho(Q, rho_c)`` and a plastic slider
 ``du_ps/dt = b_ps(lambda_ps, L)``, ``f_ps lambda_ps = 0``; the compatibility of Eq. (10)-(11)
 ``u_ed = C_bl u_D - u_vp - u_ps``; the Gazetas shape factor ``J_s(R_s)`` of Eqs. (13)-(14); the
 parameter list of Appendix A. The element laws themselves are those of Dattola et al. (2021)
-and di Prisco & Vecchiotti (2006, "BIMPAM"); their full texts could not be found (searched: the
-docs/pages/code corpora and the research notes ``../shared/notes/impact_model.md`` Sect. 1),
-so this module implements the notes' PROPOSED law (Sects. 6-9) with the changes stated below.
+and di Prisco & Vecchiotti (2006, "BIMPAM"); their full texts could not be found, so this
+module implements the project's PROPOSED law, written out in docs/references.md, Eqs. I3-I9.
 All of it sits in :func:`foundation` (stiffness, dashpots, capacity) and :func:`element_law`
 (the series solve); replacing those two functions replaces the law.
 
@@ -34,7 +34,7 @@ Proposed laws [P] (``L = [N, T, M]``, ``p_a = 101.325 kPa``, ``B_eq = sqrt(B_t B
   ``g = Delta_1^2 h^2 + Delta_2^2 m^2 - xi^2 (1 - xi/rho_g)^(2 beta_g)`` through Q, divided by
   ``xi``: ``[du_n, mu du_t, psi B_t dtheta]_vp = Lambda [<1 - 3y>, 2 Delta_1^2 h/xi,
   2 Delta_2^2 m/xi]``, ``Lambda = gamma_v B_eq Phi^c_v``, ``y = (Delta_1^2 h^2 +
-  Delta_2^2 m^2)/xi^2`` (notes Sect. 8). Changes from the notes: (i) ``beta_g = 1/2`` instead of
+  Delta_2^2 m^2)/xi^2``. Choices made: (i) ``beta_g = 1/2`` instead of
   ``beta``: with ``beta = 0.95`` the potential has a near-corner at its tip ``h = m = 0``, where
   the flow direction grows like ``(|h|/xi)^((1-beta)/beta)``, so the slightest tangential force
   of a vertical impact switches on a large tangential flow and the ODE is not Lipschitz;
@@ -42,7 +42,7 @@ Proposed laws [P] (``L = [N, T, M]``, ``p_a = 101.325 kPa``, ``B_eq = sqrt(B_t B
   (iii) the flow is not normalised, so the tangential and rotational rates are proportional to
   ``T/N`` and ``M/N`` and cannot overshoot the imposed rate.
 * hardening ``drho_c = (k_p / (2R)) (1 - rho_c) (du_n + alpha_vt |du_t| + alpha_vR B_t
-  |dtheta|)_vp``. Change from the notes: the length is the block diameter ``2R``, not the
+  |dtheta|)_vp``. The length is the block diameter ``2R``, not the
   evolving ``B_eq`` (which vanishes at onset and would saturate rho_c instantly).
 * plastic slider (Coulomb, non-dilatant): ``|T| <= tan(phi'_b) <N>``, ``du_ps_t`` along ``T``.
 

@@ -12,6 +12,7 @@ from solver.mesh.checks import check_elements, check_finite
 from solver.mesh.generate import box, separate_blocks
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.read import read_hex_mesh
+from solver.rotation import rotate_about_axis
 
 
 def _box_mesh(spec, names: dict[str, int]) -> HexMesh:
@@ -42,12 +43,9 @@ def concatenate(meshes: list[HexMesh], names: dict[str, int]) -> HexMesh:
 
 
 def rotate(points: np.ndarray, angle_deg: float, axis, origin) -> np.ndarray:
-    """Rigid rotation of points by angle_deg about the axis through origin (Rodrigues)."""
+    """Rigid rotation of points by angle_deg about the axis through origin."""
     k = np.asarray(axis, float) / np.linalg.norm(axis)
-    a = math.radians(angle_deg)
-    r = points - np.asarray(origin, float)
-    r = (r * math.cos(a) + np.cross(k, r) * math.sin(a)
-         + np.outer(r @ k, k) * (1.0 - math.cos(a)))
+    r = rotate_about_axis(points - np.asarray(origin, float), k, math.radians(angle_deg))
     return r + np.asarray(origin, float)
 
 

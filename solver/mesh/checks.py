@@ -13,6 +13,7 @@ from scipy.spatial import cKDTree
 
 from solver.errors import InputError
 from solver.mesh.hexmesh import HexMesh
+from solver.mesh.reference_hex import CORNERS, gauss_points, jacobians, shape_derivatives
 
 DUPLICATE_TOLERANCE = 1e-9
 """Two nodes closer than this times the bounding-box diagonal are duplicates."""
@@ -20,52 +21,26 @@ DUPLICATE_TOLERANCE = 1e-9
 DEGENERATE_TOLERANCE = 1e-12
 """An element is degenerate where 8 |det J| < this times h^3 (h: its longest edge)."""
 
-# Reference coordinates of the 8 VTK-ordered nodes of the [-1, 1]^3 cube.
-_REF = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
-                 [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)
-_GAUSS = _REF / np.sqrt(3.0)
 # Evaluation points: the 8 corners, then the 2x2x2 Gauss points.
-_SAMPLES = np.vstack([_REF, _GAUSS])
+_SAMPLES = np.vstack([CORNERS, gauss_points()])
+_DN = shape_derivatives(_SAMPLES)                           # (16, 8, 3)
 _EDGES = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4],
                    [0, 4], [1, 5], [2, 6], [3, 7]])
 _CHUNK = 65536
 
 
-def _shape_gradients(xi: np.ndarray) -> np.ndarray:
-    """Reference gradients dN_a/dxi_j of the trilinear shape functions, (n_points, 8, 3)."""
-    one = 1.0 + xi[:, None, :] * _REF[None, :, :]          # (p, 8, 3): 1 + xi_j * xi_aj
-    grad = np.empty_like(one)
-    for j in range(3):
-        others = [k for k in range(3) if k != j]
-        grad[:, :, j] = _REF[None, :, j] * one[:, :, others[0]] * one[:, :, others[1]] / 8.0
-    return grad
-
-
-_DN = _shape_gradients(_SAMPLES)                            # (16, 8, 3)
-
-
-def jacobian_determinants(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
+def element_determinants(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
     """det J of the trilinear map of each element, (n_cells, 16).
 
     Columns 0-7 are the corners (in node order), 8-15 the 2x2x2 Gauss points; J is taken
-    with respect to the [-1, 1]^3 reference cube, so a parallelepiped has det J = V / 8.
+    with respect to the [-1, 1]^3 reference cube (solver.mesh.reference_hex), so a
+    parallelepiped has det J = V / 8.
     """
     out = np.empty((len(cells), len(_SAMPLES)))
     for start in range(0, len(cells), _CHUNK):
-        x = points[cells[start:start + _CHUNK]]             # (e, 8, 3)
-        # J[e, p, i, j] = sum_a x[e, a, i] dN[p, a, j], as one matrix product.
-        jac = (x.transpose(0, 2, 1).reshape(-1, 8) @ _DN.transpose(1, 0, 2).reshape(8, -1))
-        j = jac.reshape(len(x), 3, len(_SAMPLES), 3).transpose(0, 2, 1, 3)
-        out[start:start + _CHUNK] = (
-            j[..., 0, 0] * (j[..., 1, 1] * j[..., 2, 2] - j[..., 1, 2] * j[..., 2, 1])
-            - j[..., 0, 1] * (j[..., 1, 0] * j[..., 2, 2] - j[..., 1, 2] * j[..., 2, 0])
-            + j[..., 0, 2] * (j[..., 1, 0] * j[..., 2, 1] - j[..., 1, 1] * j[..., 2, 0]))
+        out[start:start + _CHUNK] = np.linalg.det(jacobians(points[cells[start:start + _CHUNK]],
+                                                            _DN))
     return out
-
-
-def element_volumes(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
-    """Volume of each element, (n_cells,): 2x2x2 Gauss quadrature, exact for trilinear hexes."""
-    return jacobian_determinants(points, cells)[:, 8:].sum(axis=1)
 
 
 def _node_label(node: int, node_ids: np.ndarray | None) -> int:
@@ -112,7 +87,7 @@ def check_elements(mesh: HexMesh, where: str) -> None:
     |det J| <= tol somewhere (flat element, collapsed edge or face). tol = 1e-12 h^3 / 8, h
     the element's longest edge, so the test is independent of units.
     """
-    det = jacobian_determinants(mesh.points, mesh.cells)
+    det = element_determinants(mesh.points, mesh.cells)
     edges = mesh.points[mesh.cells[:, _EDGES[:, 1]]] - mesh.points[mesh.cells[:, _EDGES[:, 0]]]
     h = np.linalg.norm(edges, axis=2).max(axis=1)
     tol = (DEGENERATE_TOLERANCE / 8.0) * h[:, None] ** 3

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from solver.errors import InputError
-from solver.mesh.checks import element_volumes
+from solver.mesh.reference_hex import element_volumes
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.partition import partition_elements
 from solver.mesh.topology import FACES, face_areas, shared_faces
@@ -89,7 +89,7 @@ def _plan(n_parts: int, mesh: HexMesh, method: str, where: str):
         topo = shared_faces(mesh.cells)
     except ValueError as exc:
         raise InputError(where, str(exc)) from None
-    volumes = element_volumes(mesh.points, mesh.cells)
+    volumes = element_volumes(mesh.points[mesh.cells])
     centroids = mesh.points[mesh.cells].mean(axis=1)
     parts = partition_elements(n_parts, centroids, topo.elem, method)
     quads = mesh.points[mesh.cells[topo.elem[:, 0][:, None], FACES[topo.face[:, 0]]]]

@@ -1,4 +1,4 @@
-"""Point-mass slide module: the UBO-Inter model of seed 001 (Tinti/Gallotti et al.).
+"""Point-mass slide module: the UBO-Inter model of Gallotti et al. (2020).
 
 N point masses on a grid slide on a surface z = f(x, y) (plane, sphere cup, expression or DEM
 raster); grid sides carry rigid-body (RB) forces from a linear solve every evaluation (Eqs. 6-9),

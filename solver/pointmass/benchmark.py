@@ -1,6 +1,6 @@
-"""The sphere-cup benchmark of seed 001 section 3: N equal masses m on a horizontal circle of
-colatitude theta inside a frictionless sphere cup of radius R_s, initial speed v0 tangent to the
-circle. The motion stays on the circle and every RB force equals (Eq. 13, Eq. 12.2 for N = 3)
+"""The sphere-cup benchmark of Gallotti et al. 2020, section 3: N equal masses m on a horizontal
+circle of colatitude theta inside a frictionless sphere cup of radius R_s, initial speed v0 tangent
+to the circle. The motion stays on the circle and every RB force equals (Eq. 13, Eq. 12.2 for N = 3)
 
     H = (M g / N) / (2 sin(pi / N)) * (tan(theta) - v0^2 / (R_s g sin(theta))),
 
@@ -26,7 +26,7 @@ from solver.pointmass.forces import link_geometry
 
 def ring_force_theory(n: int, mass: float, g: float, radius: float, theta: float,
                       v0: float) -> float:
-    """H of seed 001 Eq. (13) (Eq. 12.2 for n = 3)."""
+    """H of Gallotti et al. 2020 Eq. (13) (Eq. 12.2 for n = 3)."""
     return mass * g / (2.0 * math.sin(math.pi / n)) * (
         math.tan(theta) - v0 ** 2 / (radius * g * math.sin(theta)))
 

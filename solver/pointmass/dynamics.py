@@ -1,4 +1,4 @@
-"""Equations of motion of the N masses on z = f(x, y) (seed 001 Eqs. 1-4 and 6-9).
+"""Equations of motion of the N masses on z = f(x, y) (Gallotti et al. 2020 Eqs. 1-4 and 6-9).
 
 State: plan positions (x_i, y_i) and plan velocities (vx_i, vy_i); the masses stay on the
 surface, z_i = f(x_i, y_i) and vz_i = f_x vx_i + f_y vy_i. For mass i (Eq. 1)
@@ -6,16 +6,16 @@ surface, z_i = f(x_i, y_i) and vz_i = f_x vx_i + f_y vy_i. For mass i (Eq. 1)
     m_i a_i = W_i + R_i n_i + T_i + sum_j h_ij e_ij + sum_j p_ij e_ij,
 
 with W_i = -beta_i m_i g k the weight (beta_i = alpha = 1 - rho_w/rho_r underwater with
-buoyancy, else 1: seed 001 section 4's reduced mass alpha m_i in the external force, while
-the inertia stays m_i), n_i the upward unit normal, p_ij the EP forces (forces.ep_forces),
+buoyancy, else 1: Gallotti et al. 2020, section 4's reduced mass alpha m_i in the external force,
+while the inertia stays m_i), n_i the upward unit normal, p_ij the EP forces (forces.ep_forces),
 h_ij the RB forces (forces.RbSystem) and T_i the basal friction.
 
 The normal acceleration is fixed by the surface, Eq. (4):
     a_i . n_i = kappa_i = (vx^2 f_xx + 2 vx vy f_xy + vy^2 f_yy) / sqrt(1 + f_x^2 + f_y^2),
 so the reaction is R_i = m_i kappa_i - n_i . (W_i + sum h + sum p). This is Eq. (2),
 F_i = m_i g + m_i N_i (a_i - g) . n_i with N_i = n_i - mu v_i/|v_i|, written with the
-normal part of the internal forces kept in the reaction, as the sphere-cup balance of seed 001
-Eq. (11) requires (we infer this; Eq. 3 as printed drops it). Friction is
+normal part of the internal forces kept in the reaction, as the sphere-cup balance of Gallotti et
+al. 2020 Eq. (11) requires (we infer this; Eq. 3 as printed drops it). Friction is
 T_i = -mu_i |R_i| v_i/|v_i| with mu_i = mu on land and mu_eq (forces.equivalent_friction)
 underwater. A mass slower than rest_speed takes the direction of its driving tangential force
 F_t (without RB forces) instead of v, and sticks (T_i = -F_t) when mu_i |R_i| >= |F_t|.

@@ -9,8 +9,8 @@ phi(u) is
     d phi = phi'(u) du,    d2 phi = phi'(u) d2u + phi''(u) du (x) du,
 
 and the product rule d2(uw) = u d2w + w d2u + du (x) dw + dw (x) du. Derivatives are therefore
-exact to round-off (no finite differences), which Eq. (4) of seed 001 needs for the normal
-acceleration on the surface.
+exact to round-off (no finite differences), which Eq. (4) of Gallotti et al. 2020 needs for the
+normal acceleration on the surface.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Force kernels of UBO-Inter (seed 001): elasto-plastic link forces, equivalent friction, and
-the sparse linear system of the rigid-body (RB) link forces. Arrays in, arrays out.
+"""Force kernels of UBO-Inter (Gallotti et al. 2020): elasto-plastic link forces, equivalent
+friction, and the sparse linear system of the rigid-body (RB) link forces. Arrays in, arrays out.
 
 Sign convention for every link force: a positive magnitude is repulsive, i.e. the link (i, j)
-pushes i along e_ij = (r_i - r_j)/|r_i - r_j| and j along -e_ij (reciprocity, seed 001 Eq. 1).
+pushes i along e_ij = (r_i - r_j)/|r_i - r_j| and j along -e_ij (reciprocity, Gallotti et al. 2020
+Eq. 1).
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ class SingularRbSystem(Exception):
 
 def ep_factor(w: np.ndarray, w1: float, w2: float, w3: float, k_max: float,
               k_min: float) -> np.ndarray:
-    """The rheological factor k(w) of seed 001 Eq. (5), with w = (l - l0)/l0 the relative
-    lengthening of a link of initial length l0 and current length l.
+    """The rheological factor k(w) of Gallotti et al. 2020 Eq. (5), with w = (l - l0)/l0 the
+    relative lengthening of a link of initial length l0 and current length l.
 
-    With alpha = k_min |w1| / w2 (our inference: it makes dk/dw continuous at w = 0; the seed
-    leaves alpha unnamed) and k > 0 repulsive::
+    With alpha = k_min |w1| / w2 (inferred, docs/references.md, Eq. P1: it makes dk/dw
+    continuous at w = 0; the paper leaves alpha unnamed) and k > 0 repulsive::
 
         k = k_max                                  if w <= w1
         k = min(k_max, alpha (-w) / (w - w1))      if w1 < w < 0      (compression)
@@ -53,8 +54,8 @@ def link_geometry(r3: np.ndarray, pairs: np.ndarray):
 
 def ep_forces(r3: np.ndarray, m: np.ndarray, pairs: np.ndarray, l0: np.ndarray, g: float,
               law: dict) -> tuple[np.ndarray, np.ndarray]:
-    """EP magnitudes p_ij = m_i m_j / (m_i + m_j) g k(w) of seed 001 Eq. (5) and the nodal
-    force vectors (N, 3) they apply."""
+    """EP magnitudes p_ij = m_i m_j / (m_i + m_j) g k(w) of Gallotti et al. 2020 Eq. (5) and the
+    nodal force vectors (N, 3) they apply."""
     _, length, e = link_geometry(r3, pairs)
     mi, mj = m[pairs[:, 0]], m[pairs[:, 1]]
     p = mi * mj / (mi + mj) * g * ep_factor(length / l0 - 1.0, **law)
@@ -72,13 +73,13 @@ def scatter_link_forces(n: int, pairs: np.ndarray, fvec: np.ndarray) -> np.ndarr
 
 def equivalent_friction(mu_w: float, rho_r: float, rho_w: float, c_d: float, g: float,
                         speed: np.ndarray, l_v: np.ndarray) -> np.ndarray:
-    """Underwater friction with drag, seed 001 section 4:
+    """Underwater friction with drag, Gallotti et al. 2020, section 4:
     mu_eq = mu_w + 0.5 (rho_r / rho_w) C_d v^2 / (g l_v), as printed there."""
     return mu_w + 0.5 * (rho_r / rho_w) * c_d * speed ** 2 / (g * l_v)
 
 
 class RbSystem:
-    """The linear system A H = C of seed 001 Eqs. (6)-(9) for the RB magnitudes h_k.
+    """The linear system A H = C of Gallotti et al. 2020 Eqs. (6)-(9) for the RB magnitudes h_k.
 
     Each RB link k = (i, j) keeps l_ij^2 = r_ij . r_ij constant (Eq. 6); differentiating twice,
     (a_i - a_j) . r_ij = -v_ij . v_ij (Eq. 7). The acceleration of mass n is affine in the link

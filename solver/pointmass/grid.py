@@ -1,16 +1,16 @@
-"""The N point masses and their links (seed 001 section 2, Figs. 1-2).
+"""The N point masses and their links (Gallotti et al. 2020, section 2, Figs. 1-2).
 
 Footprint grid: the footprint polygon's bounding box, in a frame turned by ``angle_deg``, is cut
 into nx * ny cells. Each cell's point mass is the mass of the slide inside it,
 m_c = rho_r * integral of thickness over (cell intersect polygon), placed at the plan CoM of that
 part (a midpoint rule on samples_per_cell^2 points per cell); the masses then sit on the surface
-below those plan points (seed 001: point masses are the projections of the element CoMs on the
-surface). So the total mass and the plan CoM of the masses are those of the sampled slide
+below those plan points (Gallotti et al. 2020: point masses are the projections of the element CoMs
+on the surface). So the total mass and the plan CoM of the masses are those of the sampled slide
 exactly. Cells with no slide are left out. Sides join neighbouring cells along the grid axes,
 diagonals join opposite corners of every complete quadrilateral.
 
 Ring: n equal masses equally spaced on a horizontal circle, sides joining neighbours (the
-sphere cup example of seed 001 section 3).
+sphere cup example of Gallotti et al. 2020, section 3).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def footprint_body(cfg: Config, surface: Surface, where: str) -> Body:
 
 def escape_speed(radius: float, colatitude: float, gravity: float) -> float:
     """v0 at which the RB forces of the sphere-cup ring vanish: v0^2 = R_s g sin(theta) tan(theta)
-    (seed 001 section 3, after Eq. 13)."""
+    (Gallotti et al. 2020, section 3, after Eq. 13)."""
     return math.sqrt(radius * gravity * math.sin(colatitude) * math.tan(colatitude))
 
 
@@ -159,7 +159,7 @@ def ring_body(cfg: Config) -> Body:
 
 def build_body(cfg: Config, surface: Surface, where: str) -> Body:
     """The masses and links of a case; checks they lie on the surface and that the RB links
-    leave the system free to move (at most 2N - 3 of them, seed 001 section 5)."""
+    leave the system free to move (at most 2N - 3 of them, Gallotti et al. 2020, section 5)."""
     body = footprint_body(cfg, surface, where) if cfg.grid.kind == "footprint" \
         else ring_body(cfg)
     off = surface.outside(body.xy[:, 0], body.xy[:, 1])

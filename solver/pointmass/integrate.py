@@ -1,4 +1,4 @@
-"""Explicit fourth-order Runge-Kutta steps (seed 001 section 2), fixed or adaptive.
+"""Explicit fourth-order Runge-Kutta steps (Gallotti et al. 2020, section 2), fixed or adaptive.
 
 The adaptive variant uses step doubling: one step of h and two of h/2 give the estimate
 err = |y_half - y_full| / 15 of the local error of the two half steps (RK4 is fourth order),

@@ -2,11 +2,12 @@
 
 ``surface.eval(x, y)`` returns ``(f, f_x, f_y, f_xx, f_xy, f_yy)`` on arrays; these feed the
 unit normal n = (-f_x, -f_y, 1) / sqrt(1 + f_x^2 + f_y^2) and the normal acceleration of
-seed 001 Eq. (4). ``surface.outside(x, y)`` flags points where f is not defined (off the raster).
+Gallotti et al. 2020 Eq. (4). ``surface.outside(x, y)`` flags points where f is not defined (off the
+raster).
 
 * plane:      f = z0 - tan(slope) (x cos(phi) + y sin(phi)), phi the downhill direction;
 * sphere_cup: f = R_s - sqrt(R_s^2 - x^2 - y^2), the lower half of a sphere of radius R_s
-              whose bottom point O is the origin (seed 001 section 3, Fig. 4);
+              whose bottom point O is the origin (Gallotti et al. 2020, section 3, Fig. 4);
 * expression: any f(x, y), derivatives by automatic differentiation (expression.py);
 * raster:     an interpolating bicubic spline (scipy RectBivariateSpline, kx = ky = 3, s = 0)
               through the DEM nodes; its derivatives are those of the spline, so f, f_x, f_y
