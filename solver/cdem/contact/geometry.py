@@ -31,8 +31,13 @@ semi-springs' business), the normal n = e1 x e2 / |..| turned outward of the tar
 element, and d = (P - Q) . n (Eq. 12). The edge is a target when d < -tol with P inside the
 target element (within the tolerance) and -d below alpha times the semi-edge's length (a
 deeper crossing belongs to the semi-springs, or is with an edge on the far side of the
-element); the shallowest such edge is taken, overlap -d - tol. P spreads over the face
-nodes with the semi-springs' weights, the reaction over Q0, Q1 with (1 - t, t).
+element); the shallowest such edge is taken, overlap -d - tol. The pair must also be a
+true edge-edge contact: n within the arc of outward normals of the target edge's two faces
+and -n within that of the own edge's (the Gauss-map test of edge pairs; Gregorius, "The
+separating axis test between convex polyhedra", GDC 2013). Nearly parallel edges of
+coincident faces otherwise meet with a normal in the face plane and a false overlap as deep
+as the indentation. P spreads over the face nodes with the semi-springs' weights, the
+reaction over Q0, Q1 with (1 - t, t).
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ def _edge_neighbours() -> np.ndarray:
 
 
 EDGE_NEIGHBOURS = _edge_neighbours()
+#: How far (as a sine) an edge-edge normal may lie outside the normal arc of either edge.
+EDGE_CONE_TOL = 1e-3
 
 
 @njit(cache=True)
@@ -118,6 +125,20 @@ def _segment_enters(frames, c, a0, a1, a2, e0, e1, e2, tol):
         elif de > 0.0:
             hi = min(hi, da / (da - de))
     return lo <= hi
+
+
+@njit(cache=True, inline="always")
+def _in_edge_cone(frames, qa, qb, m0, m1, m2):
+    """Whether the unit direction m (normal to the edge) lies within EDGE_CONE_TOL of the arc
+    of outward normals a, b of the two faces qa, qb meeting at a convex edge: m = la a + lb b
+    with la, lb >= 0 (Gauss map of the edge), i.e. m.a - (a.b) m.b and m.b - (a.b) m.a
+    both >= -EDGE_CONE_TOL."""
+    a0, a1, a2 = frames[qa, 3], frames[qa, 4], frames[qa, 5]
+    b0, b1, b2 = frames[qb, 3], frames[qb, 4], frames[qb, 5]
+    ab = a0 * b0 + a1 * b1 + a2 * b2
+    ma = m0 * a0 + m1 * a1 + m2 * a2
+    mb = m0 * b0 + m1 * b1 + m2 * b2
+    return ma - ab * mb >= -EDGE_CONE_TOL and mb - ab * ma >= -EDGE_CONE_TOL
 
 
 @njit(cache=True, inline="always")
@@ -249,6 +270,8 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
         target[s] = -1
         if not active[c, EDGE_NEIGHBOURS[f, v0]]:
             continue
+        own_f = 6 * c + f
+        own_g = 6 * c + EDGE_NEIGHBOURS[f, v0]
         v1 = (v0 + 1) % 4
         b = base[c]
         a0 = a1 = a2 = e0 = e1 = e2 = 0.0
@@ -325,6 +348,10 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
                 d = ((p0 - xs[q0, 0] - pt * g0) * n0 + (p1 - xs[q0, 1] - pt * g1) * n1
                      + (p2 - xs[q0, 2] - pt * g2) * n2)
                 if d >= -tol or d <= best_d or -d > alpha * math.sqrt(aa):
+                    continue
+                if not (_in_edge_cone(frames, 6 * ct + ft, 6 * ct + EDGE_NEIGHBOURS[ft, jj],
+                                      n0, n1, n2)
+                        and _in_edge_cone(frames, own_f, own_g, -n0, -n1, -n2)):
                     continue
                 if not _inside_element(frames, ct, p0, p1, p2, tol):
                     continue
