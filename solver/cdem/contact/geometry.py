@@ -63,7 +63,7 @@ def _edge_neighbours() -> np.ndarray:
 
 EDGE_NEIGHBOURS = _edge_neighbours()
 #: How far (as a sine) an edge-edge normal may lie outside the normal arc of either edge.
-EDGE_CONE_TOL = 1e-3
+EDGE_CONE_TOL = 0.05
 
 
 @njit(cache=True)
