@@ -13,7 +13,9 @@ Each module declares its schema as (nested) dataclasses whose fields are built w
 reads the file, applies ``--set a.b=value`` overrides (the value is parsed as TOML; a value
 that is not valid TOML is taken as a plain string), and converts the tables into the schema.
 Any unknown key, wrong type, missing required field or out-of-range value raises
-:class:`solver.errors.InputError` naming the file and the dotted field.
+:class:`solver.errors.InputError` naming the file and the dotted field. Every number must be
+finite: NaN never passes, and +-inf only in a field declared with ``allow_inf=True`` whose
+description says what infinity means there (an unbreakable strength, an open-ended stage).
 
 Relative paths (fields declared with ``path=True``) are resolved against the case file's
 folder first and the working directory second.
@@ -22,6 +24,7 @@ folder first and the working directory second.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 import types
@@ -33,12 +36,18 @@ from typing import Any, Literal, get_args, get_origin
 from solver.errors import InputError
 from solver.io.toml import value_text
 
+COORDINATE_LIMIT = 1e8
+"""Largest coordinate magnitude a case may give [m] (beyond any geographic coordinate)."""
+
 
 def param(default: Any = MISSING, *, unit: str, doc: str, ge: float | None = None,
           gt: float | None = None, le: float | None = None, lt: float | None = None,
-          path: bool = False, default_factory: Any = MISSING) -> Any:
-    """A case field with its unit (``"m"``, ``"Pa"``, ``"-"`` for dimensionless) and bounds."""
-    meta = {"unit": unit, "doc": doc, "ge": ge, "gt": gt, "le": le, "lt": lt, "path": path}
+          path: bool = False, allow_inf: bool = False, default_factory: Any = MISSING) -> Any:
+    """A case field with its unit (``"m"``, ``"Pa"``, ``"-"`` for dimensionless) and bounds.
+
+    Its numbers must be finite unless ``allow_inf`` (then +-inf pass; NaN never does)."""
+    meta = {"unit": unit, "doc": doc, "ge": ge, "gt": gt, "le": le, "lt": lt, "path": path,
+            "allow_inf": allow_inf}
     if default_factory is not MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -114,11 +123,20 @@ def load_case(path: str | Path, overrides: list[str] = (), registry: dict | None
     if module is None:
         raise InputError(f"{path}: module", "missing required field (which module runs it)")
     name = data.pop("name", path.stem)
-    if not isinstance(name, str):
-        raise InputError(f"{path}: name", "expected a string")
+    check_name(name, f"{path}: name")
     schema = (registry or {}).get(module) or schema_for(module, f"{path}: module")
     config = from_dict(schema, data, str(path), "", path.parent)
     return Case(module=module, name=name, path=path, config=config)
+
+
+def check_name(name: Any, where: str) -> None:
+    """A case name names files inside the output folder: a plain, visible file name."""
+    if not isinstance(name, str):
+        raise InputError(where, f"expected a string, got {type(name).__name__} {name!r}")
+    if not name or name.startswith(".") or not name.isprintable() \
+            or any(c in name for c in "/\\:"):
+        raise InputError(where, f"{name!r} is not a plain file name (no path separators, "
+                                "no leading dot)")
 
 
 def from_dict(cls: type, data: Any, file: str, prefix: str, base: Path) -> Any:
@@ -140,7 +158,8 @@ def from_dict(cls: type, data: Any, file: str, prefix: str, base: Path) -> Any:
             if f.default is MISSING and f.default_factory is MISSING:
                 raise InputError(f"{file}: {dotted}", "missing required field")
             continue
-        value = _convert(hints[name], data[name], file, dotted, base)
+        value = _convert(hints[name], data[name], file, dotted, base,
+                         f.metadata.get("allow_inf", False))
         _check_bounds(f, value, f"{file}: {dotted}")
         if f.metadata.get("path"):
             value = resolve_path(value, base)
@@ -155,6 +174,8 @@ def from_dict(cls: type, data: Any, file: str, prefix: str, base: Path) -> Any:
 def resolve_path(value: str, base: Path) -> str:
     """Resolve a relative path against the case folder, then the working directory (an empty
     path stays empty: it means "none")."""
+    if not value:
+        return value
     p = Path(value)
     if not value or p.is_absolute():
         return value
@@ -168,7 +189,9 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
-def _convert(tp: Any, value: Any, file: str, dotted: str, base: Path) -> Any:
+def _convert(tp: Any, value: Any, file: str, dotted: str, base: Path,
+             allow_inf: bool = False) -> Any:
+    """``value`` as type ``tp``; floats must be finite (``allow_inf``: or +-inf)."""
     where = f"{file}: {dotted}"
     origin = get_origin(tp)
     if dataclasses.is_dataclass(tp):
@@ -178,7 +201,7 @@ def _convert(tp: Any, value: Any, file: str, dotted: str, base: Path) -> Any:
         errors = []
         for option in options:
             try:
-                return _convert(option, value, file, dotted, base)
+                return _convert(option, value, file, dotted, base, allow_inf)
             except InputError as exc:
                 errors.append(exc.message)
         raise InputError(where, " or ".join(errors))
@@ -192,29 +215,34 @@ def _convert(tp: Any, value: Any, file: str, dotted: str, base: Path) -> Any:
         (item,) = get_args(tp) or (Any,)
         if not isinstance(value, list):
             raise InputError(where, f"expected a list, got {type(value).__name__}")
-        return [_convert(item, v, file, f"{dotted}[{i}]", base) for i, v in enumerate(value)]
+        return [_convert(item, v, file, f"{dotted}[{i}]", base, allow_inf)
+                for i, v in enumerate(value)]
     if origin is tuple:
         items = get_args(tp)
         if not isinstance(value, list):
             raise InputError(where, f"expected a list of {len(items)} values")
         if len(items) == 2 and items[1] is Ellipsis:
-            return tuple(_convert(items[0], v, file, f"{dotted}[{i}]", base)
+            return tuple(_convert(items[0], v, file, f"{dotted}[{i}]", base, allow_inf)
                          for i, v in enumerate(value))
         if len(value) != len(items):
             raise InputError(where, f"expected a list of {len(items)} values, got {len(value)}")
-        return tuple(_convert(t, v, file, f"{dotted}[{i}]", base)
+        return tuple(_convert(t, v, file, f"{dotted}[{i}]", base, allow_inf)
                      for i, (t, v) in enumerate(zip(items, value)))
     if origin is dict:
         key_t, val_t = get_args(tp)
         if not isinstance(value, dict):
             raise InputError(where, f"expected a table, got {type(value).__name__}")
-        return {k: _convert(val_t, v, file, f"{dotted}.{k}", base) for k, v in value.items()}
+        return {k: _convert(val_t, v, file, f"{dotted}.{k}", base, allow_inf)
+                for k, v in value.items()}
     if tp is Any:
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InputError(where, f"expected a number, got {type(value).__name__} {value!r}")
-        return float(value)
+        value = float(value)
+        if math.isnan(value) or (math.isinf(value) and not allow_inf):
+            raise InputError(where, f"must be a finite number, got {value}")
+        return value
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(where, f"expected an integer, got {type(value).__name__} {value!r}")
@@ -237,13 +265,13 @@ def _check_bounds(f: dataclasses.Field, value: Any, where: str) -> None:
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             continue
         if meta.get("ge") is not None and not v >= meta["ge"]:
-            raise InputError(where, f"must be >= {meta['ge']}, got {v}")
+            raise InputError(where, f"must be >= {meta['ge']:g}, got {v:g}")
         if meta.get("gt") is not None and not v > meta["gt"]:
-            raise InputError(where, f"must be > {meta['gt']}, got {v}")
+            raise InputError(where, f"must be > {meta['gt']:g}, got {v:g}")
         if meta.get("le") is not None and not v <= meta["le"]:
-            raise InputError(where, f"must be <= {meta['le']}, got {v}")
+            raise InputError(where, f"must be <= {meta['le']:g}, got {v:g}")
         if meta.get("lt") is not None and not v < meta["lt"]:
-            raise InputError(where, f"must be < {meta['lt']}, got {v}")
+            raise InputError(where, f"must be < {meta['lt']:g}, got {v:g}")
 
 
 def resolved_data(case: Case) -> dict:

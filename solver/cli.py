@@ -8,8 +8,8 @@ line ``error: <file>: <field>: <message>`` and exit code 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import shutil
 import sys
 import time
 import traceback
@@ -20,16 +20,41 @@ from solver import __version__
 CASES = Path(__file__).resolve().parents[1] / "cases"
 
 
+class _Parser(argparse.ArgumentParser):
+    """Command-line mistakes are bad input too: one error line, exit code 2."""
+
+    def error(self, message: str):
+        from solver.errors import InputError
+        raise InputError("command line", message)
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="solver", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="solver", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"solver {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a case file")
     run.add_argument("case", help="case file (TOML)")
     run.add_argument("--out", help="output folder (default: out/<case name>)")
+    run.add_argument("--overwrite", action="store_true",
+                     help="replace the run an existing output folder holds")
     run.add_argument("--set", dest="overrides", action="append", default=[],
                      metavar="KEY.SUB=VALUE", help="override a case field (value parsed as TOML)")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--checkpoint-every", type=_every, metavar="N|TIME",
+                     help="write a checkpoint every N steps, or every TIME of wall time "
+                          "(e.g. 30min, 45s, 2h), and a last one when interrupted")
+    run.add_argument("--restart", metavar="DIR",
+                     help="continue the run in DIR from its last checkpoint (the same case)")
     init = sub.add_parser("init", help="write a commented case template that runs as written")
     init.add_argument("module")
     init.add_argument("--out", default="case.toml", help="case file to write (default case.toml)")
@@ -45,62 +70,112 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--movie", action="store_true",
                         help="also every frame as an MP4 (imageio-ffmpeg) or GIF")
     bench = sub.add_parser("bench", help="CDEM throughput benchmark on a generated block")
-    bench.add_argument("--elements", type=int, default=64_000, help="hex elements (default 64000)")
-    bench.add_argument("--steps", type=int, default=50, help="time steps to time (default 50)")
-    bench.add_argument("--heap", type=int, default=4000,
+    bench.add_argument("--elements", type=_at_least_one, default=64_000,
+                       help="hex elements (default 64000)")
+    bench.add_argument("--steps", type=_at_least_one, default=50,
+                       help="time steps to time (default 50)")
+    bench.add_argument("--heap", type=_at_least_one, default=4000,
                        help="elements of the fragmented heap for the contact figures")
-    bench.add_argument("--scale", type=int, metavar="N",
+    bench.add_argument("--scale", type=_at_least_one, metavar="N",
                        help="instead: the fragmented-heap benchmark at N elements, per rank "
                             "(element-steps/s, contact updates/s, bytes per step, peak RSS)")
     bench.add_argument("--json", help="also write the figures to this JSON file")
     return parser
 
 
+def _every(text: str) -> tuple[int, float]:
+    """``--checkpoint-every``: (steps, seconds), one of them 0."""
+    units = {"s": 1.0, "min": 60.0, "h": 3600.0}
+    for unit, scale in sorted(units.items(), key=lambda u: -len(u[0])):
+        if text.endswith(unit) and text[: -len(unit)].replace(".", "", 1).isdigit():
+            seconds = float(text[: -len(unit)]) * scale
+            if seconds > 0:
+                return 0, seconds
+    if text.isdigit() and int(text) > 0:
+        return int(text), 0.0
+    raise argparse.ArgumentTypeError(f"expected a step count or a time such as 30min, "
+                                     f"got {text!r}")
+
+
 def _run(args, comm) -> int:
+    from solver import interrupt
     from solver.case import load_case, resolved_data
-    from solver.context import RunContext
+    from solver.context import RunContext, RunOutput
+    from solver.errors import InputError
     from solver.io import summary as summ
+    from solver.io.outdir import OutputFolder
     from solver.io.toml import dumps
-    from solver.modules import result_units_for, runner_for
+    from solver.modules import checkpoints, result_units_for, runner_for
 
     case = load_case(args.case, args.overrides)
     run = runner_for(case.module, f"{case.path}: module")
-    out_dir = Path(args.out) if args.out else Path("out") / case.name
-    resolved = out_dir / "case.resolved.toml"
-    created = False
+    if (args.checkpoint_every or args.restart) and not checkpoints(case.module, "--restart"):
+        raise InputError("command line", f"module {case.module!r} writes no checkpoints "
+                                          "(--checkpoint-every and --restart are for cdem)")
+    if args.restart and (args.out or args.overwrite):
+        raise InputError("command line", "--restart DIR goes on in DIR: leave out --out and "
+                                          "--overwrite")
+    folder = (OutputFolder.resume(comm, args.restart) if args.restart else
+              OutputFolder(comm, args.out or Path("out") / case.name, args.overwrite))
     started = summ.now_utc()
     if comm.rank == 0:
-        created = not out_dir.exists()
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "summary.json").unlink(missing_ok=True)
         overrides = "".join(f"\n  --set {o}" for o in args.overrides)
-        resolved.write_text(dumps(resolved_data(case), header=(
+        (folder.work / "case.resolved.toml").write_text(dumps(resolved_data(case), header=(
             f"{case.path} as run on {started}{overrides}\n"
             "every field with its value (defaults filled in, paths absolute)")))
-    created = comm.bcast(created, root=0)
     comm.Barrier()
+    steps, seconds = args.checkpoint_every or (0, 0.0)
+    context = RunContext(comm=comm, out_dir=folder.work, quiet=args.quiet,
+                         checkpoint_steps=steps, checkpoint_seconds=seconds,
+                         restart=bool(args.restart))
     start = time.perf_counter()
+    status, code = "done", 0
+    signals = (interrupt.catching_signals() if checkpoints(case.module, "module")
+               else contextlib.nullcontext())
     try:
-        output = run(case, RunContext(comm=comm, out_dir=out_dir, quiet=args.quiet))
-    except BaseException:
+        with signals:
+            output = run(case, context)
+    except interrupt.Interrupted as exc:
+        output = RunOutput(steps=exc.step, results={"time": exc.time})
+        status, code = "interrupted", 128 + exc.signum
+    except interrupt.Diverged as exc:
+        output = RunOutput(steps=exc.step, results={"time": exc.time})
+        status, code = "diverged", 3
         if comm.rank == 0:
-            if created:
-                shutil.rmtree(out_dir, ignore_errors=True)
-            else:
-                resolved.unlink(missing_ok=True)
+            print(f"error: {case.path}: {exc.where}: {exc.message}", file=sys.stderr)
+    except InputError:
+        folder.discard()
+        raise
+    except BaseException:
+        if comm.size == 1:
+            folder.discard(collective=False)
         raise
     wall = comm.allreduce(time.perf_counter() - start, op=_max_op())
     if comm.rank == 0:
         for line in output.unconverged:
             print(f"warning: {case.path}: {line}: not converged", file=sys.stderr)
-        path = summ.write_summary(
-            out_dir, case.name, case.module, comm.size, wall, output.steps, output.results,
-            started=started, solver_version=__version__, git_commit=summ.git_commit(),
-            converged=not output.unconverged,
+        summ.write_summary(
+            folder.work, case.name, case.module, comm.size, wall, output.steps, output.results,
+            status=status, started=started, solver_version=__version__,
+            git_commit=summ.git_commit(),
+            converged=status == "done" and not output.unconverged,
             units=summ.units_of(output.results, result_units_for(case.module, "units")))
-        if not args.quiet:
-            print(f"wrote {path}", file=sys.stderr)
-    return 0
+    if status == "interrupted" and not (steps or seconds) and folder.replaces_run():
+        folder.discard()
+        if comm.rank == 0:
+            print(f"interrupted after step {output.steps}, without checkpoints: "
+                  f"{folder.target} keeps the earlier run", file=sys.stderr)
+        return code
+    target = folder.publish()
+    if comm.rank == 0:
+        if status == "interrupted":
+            print(f"interrupted after step {output.steps}; the run goes on with "
+                  f"'solver run {args.case} --restart {target}'"
+                  + ("" if steps or seconds else " once it writes checkpoints"
+                     " (--checkpoint-every)"), file=sys.stderr)
+        elif not args.quiet:
+            print(f"wrote {target / 'summary.json'}", file=sys.stderr)
+    return code
 
 
 def _max_op():
@@ -184,23 +259,26 @@ def _bench(args, comm) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mpi4py import MPI
+
     from solver.errors import InputError
 
-    args = _parser().parse_args(argv)
-    from mpi4py import MPI
     comm = MPI.COMM_WORLD.Dup()
     commands = {"describe": _describe, "init": _init, "cases": _cases, "render": _render}
     try:
+        args = _parser().parse_args(argv)
         if args.command == "run":
             return _run(args, comm)
         if args.command == "bench":
             return _bench(args, comm)
         return commands[args.command](args)
     except InputError as exc:
-        if comm.rank == 0 or comm.size == 1:
+        if comm.rank == 0:
             print(f"error: {exc.where}: {exc.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        if comm.size > 1:
+            MPI.COMM_WORLD.Abort(130)
         return 130
     except Exception:
         if comm.size > 1:
@@ -208,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.flush()
             MPI.COMM_WORLD.Abort(1)
         raise
+    finally:
+        comm.Free()
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ step and none is left waiting in a collective). Exit code 128 + the signal numbe
 
 from __future__ import annotations
 
+import contextlib
 import signal
 
 _received = {"signal": 0}
@@ -13,10 +14,18 @@ def _handler(signum, _frame) -> None:
     _received["signal"] = signum
 
 
-def install() -> None:
-    """Catch SIGINT and SIGTERM for the rest of the run."""
-    signal.signal(signal.SIGINT, _handler)
-    signal.signal(signal.SIGTERM, _handler)
+@contextlib.contextmanager
+def catching_signals():
+    """Within the block, SIGINT and SIGTERM only set the flag (the previous handlers come
+    back afterwards)."""
+    _received["signal"] = 0
+    previous = {s: signal.signal(s, _handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        _received["signal"] = 0
 
 
 def received() -> int:

@@ -4,7 +4,9 @@ Each physics module exposes, in ``solver/<module>/run.py``:
 
 * ``Config``: the root dataclass of its case schema (fields built with ``solver.case.param``);
 * ``run(case: solver.case.Case, ctx: solver.context.RunContext) -> solver.context.RunOutput``;
-* ``RESULT_UNITS``: result key -> unit (or -> a table of the units of its sub-keys).
+* ``RESULT_UNITS``: result key -> unit (or -> a table of the units of its sub-keys);
+* ``CHECKPOINTS = True`` when its ``run`` honours the context's checkpoint and restart
+  settings.
 
 ``solver/templates/<module>.toml`` is the case ``solver init MODULE`` writes.
 
@@ -61,6 +63,11 @@ def runner_for(module: str, where: str):
 def result_units_for(module: str, where: str) -> dict:
     """Result key -> unit of ``module`` (empty when the module declares none)."""
     return getattr(_load(module, where), "RESULT_UNITS", {})
+
+
+def checkpoints(module: str, where: str) -> bool:
+    """Whether ``module`` writes checkpoints and restarts from them."""
+    return getattr(_load(module, where), "CHECKPOINTS", False)
 
 
 def available(module: str) -> bool:

@@ -77,9 +77,10 @@ def _assert_close(a, b, rel=1e-9):
 
 def test_summary_contract(tmp_path):
     s = run_case(CASES / "column_gravity.toml", tmp_path, "stages[0].max_steps=50")
-    assert set(s) == {"case", "module", "ranks", "wall_s", "steps", "results", "started",
-                      "solver_version", "git_commit", "converged", "units"}
+    assert set(s) == {"case", "module", "ranks", "wall_s", "steps", "results", "status",
+                      "started", "solver_version", "git_commit", "converged", "units"}
     assert s["module"] == "cdem" and s["case"] == "column_gravity" and s["steps"] == 50
+    assert s["status"] == "done"
     assert s["converged"] is False                     # the relaxation stopped at max_steps
     json.dumps(s)
 

@@ -13,6 +13,8 @@
   forces against its weight m |g|.
 * ``stack``: blocks on a tilting platform; the tilt at which a block has moved more than
   ``failure_displacement`` during the last stage (no closed form: compared in the notes).
+* ``landslide``: a landslide from gravity equilibrium to its deposit (solver.cdem.landslide):
+  equilibrium reaction against the weight, travel, runout, fragmentation, deposit map.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from scipy.optimize import brentq
 
 from solver.cdem.config import Config
 from solver.cdem.hex8 import DNDXI, gauss_points, shape_values
+from solver.cdem.landslide import LandslideObserver
 from solver.cdem.model import MaterialTable, group_ids
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.topology import FACES, face_areas, shared_faces
@@ -415,12 +418,15 @@ OBSERVERS = {"pendulum": PendulumObserver, "failure": FailureObserver,
              "sliding": SlidingObserver, "resting": RestingObserver, "stack": StackObserver}
 
 
-def make_observer(comm, cfg: Config, mesh: HexMesh | None, where: str):
+def make_observer(comm, cfg: Config, mesh: HexMesh | None, where: str, output=None):
     """The observer of the case's ``analysis.type`` (or None), set up from the whole mesh,
-    which only rank 0 holds (None elsewhere). Collective."""
+    which only rank 0 holds (None elsewhere); ``output`` = (run folder, case name) for the
+    observers that write tables and plots (solver.cdem.landslide). Collective."""
     kind = cfg.analysis.type
     if kind == "column":
         return ColumnObserver(comm, cfg, mesh)
+    if kind == "landslide":
+        return LandslideObserver(comm, cfg, mesh, where, output)
     if kind in OBSERVERS:
         return OBSERVERS[kind](comm, cfg, mesh, where)
     return None

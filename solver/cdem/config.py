@@ -6,11 +6,17 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from solver.case import param
+from solver.case import COORDINATE_LIMIT, param
 from solver.errors import InputError
 
 INF = math.inf
 Vec3 = tuple[float, float, float]
+
+
+def check_axis(axis: Vec3, where: str) -> None:
+    """An axis of rotation must have a direction."""
+    if not math.hypot(*axis) > 0.0:
+        raise InputError(where, f"an axis needs a non-zero direction, got {list(axis)}")
 
 
 @dataclass
@@ -34,6 +40,12 @@ class BoxMesh:
                              f"needs at least one element per direction, got {self.n}")
         if self.layer_groups and len(self.layer_groups) != self.n[2]:
             raise InputError(f"{where}.layer_groups", f"needs {self.n[2]} names (one per layer)")
+        for name, values in (("origin", self.origin),
+                             ("size", [o + s for o, s in zip(self.origin, self.size)])):
+            if max(map(abs, values)) > COORDINATE_LIMIT:
+                raise InputError(f"{where}.{name}", f"coordinates beyond "
+                                 f"{COORDINATE_LIMIT:g} m: {list(values)}")
+        check_axis(self.rotate_axis, f"{where}.rotate_axis")
 
 
 @dataclass
@@ -49,21 +61,29 @@ class MeshConfig:
     rotate_origin: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="point on the rotation axis")
 
     def validate(self, where: str) -> None:
-        if bool(self.path) == bool(self.boxes):
-            raise InputError(f"{where}", "give exactly one of mesh.path or mesh.boxes")
+        if not self.path and not self.boxes:
+            raise InputError(f"{where}.path", "no mesh: give a mesh file here or mesh.boxes")
+        if self.path and self.boxes:
+            raise InputError(f"{where}.path", "give a mesh file or mesh.boxes, not both")
+        check_axis(self.rotate_axis, f"{where}.rotate_axis")
 
 
 @dataclass
 class Material:
     """Elastic block material of one group, and the strength of the interfaces inside it."""
 
-    density: float = param(unit="kg/m3", doc="mass density", gt=0.0)
-    youngs_modulus: float = param(unit="Pa", doc="Young's modulus E", gt=0.0)
+    density: float = param(unit="kg/m3", doc="mass density (10 to 1e5: any solid, in kg/m3)",
+                           ge=10.0, le=1e5)
+    youngs_modulus: float = param(unit="Pa", doc="Young's modulus E (up to 1e15: a thousand "
+                                  "times diamond's, for near-rigid blocks)", gt=0.0, le=1e15)
     group: str = param("all", unit="-", doc="group name or id this applies to ('all': every group)")
-    poisson_ratio: float = param(0.25, unit="-", doc="Poisson's ratio nu", ge=0.0, lt=0.5)
+    poisson_ratio: float = param(0.25, unit="-", doc="Poisson's ratio nu (-1 < nu < 0.5)",
+                                 gt=-1.0, lt=0.5)
     model: Literal["elastic"] = param("elastic", unit="-", doc="constitutive law of the blocks")
-    tensile_strength: float = param(INF, unit="Pa", doc="interface tensile strength T", ge=0.0)
-    cohesion: float = param(INF, unit="Pa", doc="interface cohesion c", ge=0.0)
+    tensile_strength: float = param(INF, unit="Pa", doc="interface tensile strength T "
+                                    "(inf: never breaks in tension)", ge=0.0, allow_inf=True)
+    cohesion: float = param(INF, unit="Pa", doc="interface cohesion c (inf: never breaks in "
+                            "shear)", ge=0.0, allow_inf=True)
     friction_deg: float = param(30.0, unit="deg", doc="interface friction angle phi",
                                 ge=0.0, lt=90.0)
 
@@ -73,8 +93,10 @@ class InterfacePair:
     """Strength of the interfaces between two groups (e.g. a weak bedding plane)."""
 
     groups: tuple[str, str] = param(unit="-", doc="the two group names or ids")
-    tensile_strength: float = param(0.0, unit="Pa", doc="tensile strength T", ge=0.0)
-    cohesion: float = param(0.0, unit="Pa", doc="cohesion c", ge=0.0)
+    tensile_strength: float = param(0.0, unit="Pa", doc="tensile strength T (inf: never breaks "
+                                    "in tension)", ge=0.0, allow_inf=True)
+    cohesion: float = param(0.0, unit="Pa", doc="cohesion c (inf: never breaks in shear)",
+                            ge=0.0, allow_inf=True)
     friction_deg: float = param(30.0, unit="deg", doc="friction angle phi", ge=0.0, lt=90.0)
     normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per unit area (0: as elsewhere)",
                                     ge=0.0)
@@ -127,11 +149,18 @@ class Boundary:
 
     box: tuple[float, float, float, float, float, float] = param(
         (-INF, INF, -INF, INF, -INF, INF), unit="m",
-        doc="xmin, xmax, ymin, ymax, zmin, zmax of the selected nodes (initial coordinates)")
+        doc="xmin, xmax, ymin, ymax, zmin, zmax of the selected nodes (initial coordinates; "
+            "+-inf: unbounded)", allow_inf=True)
     group: str = param("", unit="-", doc="only nodes of elements of this group ('' any)")
     fix: list[Literal["x", "y", "z"]] = param(unit="-", doc="components held",
                                               default_factory=lambda: ["x", "y", "z"])
     velocity: Vec3 = param((0.0, 0.0, 0.0), unit="m/s", doc="velocity of the held components")
+
+    def validate(self, where: str) -> None:
+        b = self.box
+        for axis, lo, hi in zip("xyz", b[0::2], b[1::2]):
+            if not lo <= hi:
+                raise InputError(f"{where}.box", f"{axis}min {lo} is above {axis}max {hi}")
 
 
 @dataclass
@@ -146,7 +175,8 @@ class Stage:
                                  ge=0.0, lt=1.0)
     viscous_damping: float = param(0.0, unit="1/s", doc="mass-proportional damping c in c*m*v",
                                    ge=0.0)
-    duration: float = param(INF, unit="s", doc="simulated time of the stage", gt=0.0)
+    duration: float = param(INF, unit="s", doc="simulated time of the stage (inf: until "
+                            "converged or max_steps)", gt=0.0, allow_inf=True)
     max_steps: int = param(1_000_000, unit="-", doc="step limit of the stage", ge=1)
     unbalance_tol: float = param(1e-5, unit="-", doc="relax: converged below this ratio", gt=0.0)
     breakable: bool = param(True, unit="-", doc="apply the spring failure criteria")
@@ -163,13 +193,21 @@ class Stage:
     def validate(self, where: str) -> None:
         if math.isinf(self.duration) and self.kind == "dynamic" and self.max_steps >= 1_000_000:
             raise InputError(f"{where}.duration", "a dynamic stage needs a duration or max_steps")
+        check_axis(self.tilt_axis, f"{where}.tilt_axis")
+
+    @property
+    def damping_terms(self) -> tuple[float, float]:
+        """(Cundall local alpha, mass-proportional c [1/s]) this stage applies."""
+        return (self.local_damping if self.damping == "local" else 0.0,
+                self.viscous_damping if self.damping == "viscous" else 0.0)
 
 
 @dataclass
 class TimeConfig:
     """Time step: automatic (safety * stability limit) or given."""
 
-    safety: float = param(0.5, unit="-", doc="fraction of the stable step", gt=0.0, le=1.0)
+    safety: float = param(0.8, unit="-", doc="fraction of the stable step (0.01 to 1)",
+                          ge=0.01, le=1.0)
     dt: float = param(0.0, unit="s", doc="fixed step (0: automatic); must be below the limit",
                       ge=0.0)
 
@@ -187,16 +225,34 @@ class OutputConfig:
 class Analysis:
     """What the run measures for its results (see solver.cdem.analyses)."""
 
-    type: Literal["none", "pendulum", "failure", "column", "sliding", "resting", "stack"] = param(
-        "none", unit="-", doc="which result set to compute")
+    type: Literal["none", "pendulum", "failure", "column", "sliding", "resting", "stack",
+                  "landslide"] = param("none", unit="-", doc="which result set to compute")
     mode: Literal["tensile", "shear", "toppling"] = param(
         "tensile", unit="-", doc="failure: which closed form is the theory")
     pivot: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="pendulum: point on the pinned axis")
     axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="pendulum: the pinned axis")
-    block_group: str = param("block", unit="-", doc="failure/column: the group of the block")
+    block_group: str = param("block", unit="-", doc="failure/column: the group of the block; "
+                             "landslide: the sliding body")
     sample_every: int = param(10, unit="-", doc="steps between samples", ge=1)
     failure_displacement: float = param(0.005, unit="m", doc="stack: a block moved this far "
-                                        "during the last stage means failure", gt=0.0)
+                                        "during the last stage means failure; landslide: the "
+                                        "sliding body's centre of mass, in the trigger stage",
+                                        gt=0.0)
+    bed_group: str = param("bedrock", unit="-", doc="landslide: the held bedrock group (the "
+                           "landslide mass is every other group)")
+    trigger_stage: str = param("trigger", unit="-", doc="landslide: the stage that ends once "
+                               "the sliding body has moved failure_displacement")
+    runout_stage: str = param("runout", unit="-", doc="landslide: the stage that ends when "
+                              "the mass stops (skipped when the trigger did not move it)")
+    stop_fraction: float = param(1e-3, unit="-", doc="landslide: the mass has stopped when "
+                                 "its kinetic energy stays below this fraction of its peak",
+                                 gt=0.0, lt=1.0)
+    stop_window: float = param(2.0, unit="s", doc="landslide: for this long", gt=0.0)
+    map_cell: float = param(0.0, unit="m", doc="landslide: cell of the deposit map (0: half "
+                            "the median plan size of the mass elements)", ge=0.0)
+
+    def validate(self, where: str) -> None:
+        check_axis(self.axis, f"{where}.axis")
 
 
 @dataclass
@@ -210,7 +266,8 @@ class Config:
                                        default_factory=InterfaceConfig)
     boundaries: list[Boundary] = param(unit="-", doc="held degrees of freedom",
                                        default_factory=list)
-    gravity: Vec3 = param((0.0, 0.0, -9.81), unit="m/s2", doc="gravitational acceleration")
+    gravity: Vec3 = param((0.0, 0.0, -9.81), unit="m/s2", doc="gravitational acceleration "
+                          "(components up to 1e4: a thousand g)", ge=-1e4, le=1e4)
     time: TimeConfig = param(unit="-", doc="time step", default_factory=TimeConfig)
     output: OutputConfig = param(unit="-", doc="output", default_factory=OutputConfig)
     analysis: Analysis = param(unit="-", doc="results to compute", default_factory=Analysis)

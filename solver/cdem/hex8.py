@@ -63,6 +63,20 @@ def element_volumes(x: np.ndarray) -> np.ndarray:
     return np.linalg.det(jac).sum(axis=1)
 
 
+def thinnest_height(x: np.ndarray, chunk: int = 65536) -> np.ndarray:
+    """Smallest local height of each element (n_el,) from its (n_el, 8, 3) corners:
+    h = min over the 2x2x2 Gauss points of 2 / sqrt(lambda_max(G)), G = J^-T J^-1 the metric
+    of the reference coordinates (G_ij = grad xi_i . grad xi_j, xi in [-1, 1]). For a box it
+    is the shortest edge; for a parallelepiped, at most its smallest face-to-face distance."""
+    out = np.empty(len(x))
+    for start in range(0, len(x), chunk):
+        jac = np.einsum("eak,gal->egkl", x[start:start + chunk], DNDXI)
+        inv = np.linalg.inv(jac)
+        metric = np.einsum("egik,egjk->egij", inv, inv)
+        out[start:start + chunk] = 2.0 / np.sqrt(np.linalg.eigvalsh(metric)[..., -1].max(axis=1))
+    return out
+
+
 def lumped_masses(x: np.ndarray, density: np.ndarray) -> np.ndarray:
     """Row-sum lumped nodal masses (n_el, 8): m_a = rho * integral N_a dV (2x2x2 Gauss)."""
     jac = np.einsum("eak,gal->egkl", x, DNDXI)

@@ -33,6 +33,14 @@ Failure per spring (seed 002 Eq. 14, maximum tensile stress and Mohr-Coulomb):
 A broken spring never re-bonds: T = c = 0 for ever, and it keeps only the residual friction
 |F_s| <= max(-F_n, 0) tan(phi) (Cundall-Strack slider), the 3DEC joint convention. The energy
 released at breakage and the friction work are added to the dissipation tally.
+
+Hand-over to contact (``handover``, when the model has contact): a face whose four springs
+have all broken is no longer glued, and the semi-spring contact resolves it from then on
+(solver.cdem.contact). Its springs then carry nothing: the step their face breaks through,
+their stored energy is added to the breakage tally and their opening and shear force are
+set to zero. Node pairs of a broken face part by anything up to the runout of a landslide,
+and a spring between them would still push on both nodes with whatever normal opening it
+integrated along the way (a residual joint holds only while its nodes stay together).
 """
 
 from __future__ import annotations
@@ -63,7 +71,7 @@ SLOT = _slot_table()
 
 @njit(cache=True)
 def interface_step(x, du, f_slot, node_i, node_j, slot_i, slot_j, k_n, k_s, area, tensile,
-                   cohesion, tan_phi, u_n, f_s, state, breakable, tally):
+                   cohesion, tan_phi, u_n, f_s, state, breakable, tally, handover=False):
     """Advance all interface springs one step and write their forces into ``f_slot``.
 
     x, du: (n_nodes, 3) coordinates and step increments; f_slot (n_nodes, 3, 3): the force of
@@ -74,10 +82,16 @@ def interface_step(x, du, f_slot, node_i, node_j, slot_i, slot_j, k_n, k_s, area
     tan_phi: (n_faces,) per-spring stiffness [N/m], area [m2] and strength of each face's
     springs; u_n (n_faces, 4), f_s (n_faces, 4, 3), state (n_faces, 4): spring state, updated;
     breakable: whether the failure criteria apply this stage; tally: (2,) energy released by
-    breakage and dissipated by friction [J], incremented. Returns the springs broken now.
+    breakage and dissipated by friction [J], incremented; handover: the springs of a face
+    whose four springs are broken carry nothing (the contact has it; module docstring).
+    Returns the springs broken now.
     """
     n_broken = 0
     for q in range(node_i.shape[0]):
+        if handover and _face_broken(state, q):
+            _release(q, node_i, node_j, slot_i, slot_j, k_n, k_s, u_n, f_s, state, f_slot,
+                     tally)
+            continue
         n0, n1, n2 = quad_normal(x, node_i[q, 0], node_i[q, 1], node_i[q, 2], node_i[q, 3])
         kn = k_n[q]
         ks = k_s[q]
@@ -145,6 +159,27 @@ def interface_step(x, du, f_slot, node_i, node_j, slot_i, slot_j, k_n, k_s, area
             f_slot[j, b, 1] = -t1
             f_slot[j, b, 2] = -t2
     return n_broken
+
+
+@njit(cache=True, inline="always")
+def _face_broken(state, q):
+    return (state[q, 0] != INTACT and state[q, 1] != INTACT and state[q, 2] != INTACT
+            and state[q, 3] != INTACT)
+
+
+@njit(cache=True)
+def _release(q, node_i, node_j, slot_i, slot_j, k_n, k_s, u_n, f_s, state, f_slot, tally):
+    """Zero the springs of broken face q and their forces, booking what they still stored
+    (nothing after the first call)."""
+    for k in range(4):
+        un = min(u_n[q, k], 0.0)
+        mag2 = f_s[q, k, 0] ** 2 + f_s[q, k, 1] ** 2 + f_s[q, k, 2] ** 2
+        tally[0] += 0.5 * k_n[q] * un * un + 0.5 * mag2 / k_s[q]
+        u_n[q, k] = 0.0
+        for c in range(3):
+            f_s[q, k, c] = 0.0
+            f_slot[node_i[q, k], slot_i[q, k], c] = 0.0
+            f_slot[node_j[q, k], slot_j[q, k], c] = 0.0
 
 
 def sum_slots(f_slot: np.ndarray, out: np.ndarray) -> None:

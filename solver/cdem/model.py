@@ -20,7 +20,7 @@ from solver.cdem.config import Config, Material
 from solver.cdem.constitutive import MODELS, lame
 from solver.cdem.contact import Contact, ContactElements, ContactParams
 from solver.cdem.halo import Halo, Neighbours
-from solver.cdem.hex8 import element_volumes, lumped_masses
+from solver.cdem.hex8 import element_volumes, lumped_masses, thinnest_height
 from solver.cdem.interface import INTACT, SLOT
 from solver.cdem.state import Elements, InterfaceSprings, Nodes
 from solver.errors import InputError
@@ -203,29 +203,62 @@ def interface_strength(cfg: Config, mats: MaterialTable, part: MeshPart,
     return tensile, cohesion, tan_phi
 
 
-def node_frequency(density, lam, mu, x_el: np.ndarray, volumes: np.ndarray, mass: np.ndarray,
+def critical_step(omega: np.ndarray, zeta: np.ndarray, alpha: float = 0.0,
+                  c: float = 0.0) -> np.ndarray:
+    """Largest stable central-difference step of an oscillator of circular frequency omega
+    with dashpot damping ratio zeta, under Cundall local damping alpha and mass-proportional
+    damping c [1/s] (the time loop's ``local`` and ``viscous`` modes).
+
+    Damping taken with the last half-step velocity (dashpots, mass-proportional damping)
+    is stable for dt <= (2 / omega) (sqrt(1 + zeta^2) - zeta) (Belytschko, Liu & Moran,
+    Nonlinear Finite Elements, section 6.2), here with zeta + c / (2 omega).
+
+    Local damping (Cundall 1987), F_d = -alpha |F| sign(v^{n-1/2}), scales the force by
+    1 - alpha where v has the sign of F and by 1 + alpha where it opposes F. In the mode
+    that sets the step limit, x_n = (-1)^n X, v^{n-1/2} = 2 (-1)^n X / dt always opposes
+    F_n = -k x_n, so the scheme integrates m a = (1 + alpha) F in every step and grows once
+    (1 + alpha) omega^2 dt^2 > 4; with several dofs, M^-1 diag(1 +- alpha) K has no
+    eigenvalue above (1 + alpha) times the largest of M^-1 K. So omega and the dashpot
+    force grow by sqrt(1 + alpha) and 1 + alpha: omega' = sqrt(1 + alpha) omega,
+    zeta' = sqrt(1 + alpha) zeta (derived here; tests/test_stable_step.py checks the limit
+    on the time loop's own kernel)."""
+    omega = np.sqrt(1.0 + alpha) * omega
+    zeta = np.sqrt(1.0 + alpha) * zeta + c / (2.0 * omega)
+    return 2.0 / (omega * (np.hypot(1.0, zeta) + zeta))
+
+
+def element_frequency(density: np.ndarray, lam: np.ndarray, mu: np.ndarray,
+                      x_el: np.ndarray) -> np.ndarray:
+    """Largest circular frequency of each element alone (n_el,), with its lumped masses:
+    omega^2 = 4 max(3K, 2G) / (rho h^2), max(3K, 2G) the largest eigenvalue of the elastic
+    [D] (3K = 3 lam + 2 mu), h = solver.cdem.hex8.thinnest_height. For a cube it is the
+    largest eigenvalue of the element's stiffness over its masses (the volumetric mode for
+    nu >= 0, a shear mode below); boxes, parallelepipeds and distorted elements stay below
+    it (tests/test_stable_step.py). The p-wave estimate 2 c_p / h falls short of it by up to
+    sqrt(3) (nu -> 0.5)."""
+    modulus = np.maximum(3.0 * lam + 2.0 * mu, 2.0 * mu)
+    return 2.0 * np.sqrt(modulus / density) / thinnest_height(x_el)
+
+
+def node_frequency(density, lam, mu, x_el: np.ndarray, mass: np.ndarray,
                    k_node: np.ndarray) -> np.ndarray:
-    """Highest frequency of every node (8 n_el,), Gershgorin bound:
-    omega^2 = (2 c_p / h)^2 + 2 k_node / m_node, with c_p = sqrt((K + 4G/3) / rho),
-    h = V / (largest face area) the element thickness and k_node the spring (and contact)
-    stiffness the node may carry."""
-    faces = x_el[:, FACES]
-    largest = np.max(face_areas(faces.reshape(-1, 4, 3)).reshape(-1, 6), axis=1)
-    h = volumes / largest
-    c_p = np.sqrt((lam + 2.0 * mu) / density)
-    omega_el = 2.0 * c_p / h
+    """Bound of the highest frequency at every node (8 n_el,):
+    omega^2 = omega_el^2 + 2 k_node / m_node, the element's own largest frequency
+    (:func:`element_frequency`) plus the Gershgorin bound of the springs at the node, k_node
+    the spring (and contact) stiffness the node may carry."""
+    omega_el = element_frequency(density, lam, mu, x_el)
     return np.sqrt(np.repeat(omega_el ** 2, 8) + 2.0 * k_node / mass)
 
 
-def stable_dt(density, lam, mu, x_el: np.ndarray, volumes: np.ndarray, mass: np.ndarray,
-              k_node: np.ndarray, zeta_node: np.ndarray) -> np.ndarray:
-    """Stable central-difference step per element (n_el,):
-    dt = (2 / omega) (sqrt(1 + zeta^2) - zeta) at every node, omega its
-    :func:`node_frequency` and zeta_node the damping ratio of its contact dashpots (the
-    limit of the damped oscillator with the velocity of the last half step in the dashpot;
-    Belytschko, Liu & Moran, Nonlinear Finite Elements, section 6.2)."""
-    omega = node_frequency(density, lam, mu, x_el, volumes, mass, k_node)
-    dt_node = 2.0 / omega * (np.sqrt(1.0 + zeta_node ** 2) - zeta_node)
+def stable_dt(density, lam, mu, x_el: np.ndarray, mass: np.ndarray, k_node: np.ndarray,
+              zeta_node: np.ndarray, damping=((0.0, 0.0),)) -> np.ndarray:
+    """Stable central-difference step per element (n_el,), bound per node: omega its
+    :func:`node_frequency` and zeta_node the damping ratio of its contact dashpots; the
+    smallest :func:`critical_step` over the stages' ``damping`` pairs (Cundall local alpha,
+    mass-proportional c)."""
+    omega = node_frequency(density, lam, mu, x_el, mass, k_node)
+    dt_node = np.min([critical_step(omega, zeta_node, alpha, c) for alpha, c in damping],
+                     axis=0)
     return dt_node.reshape(-1, 8).min(axis=1)
 
 
@@ -294,14 +327,14 @@ def node_spring_stiffness(part: MeshPart, spring_k: np.ndarray, rank: int) -> np
 
 def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np.ndarray,
              mass: np.ndarray, fixed: np.ndarray, interfaces: Interfaces, state: np.ndarray,
-             tensile: np.ndarray, cohesion: np.ndarray,
-             k_node: np.ndarray) -> tuple[Contact, np.ndarray, np.ndarray]:
+             tensile: np.ndarray, cohesion: np.ndarray, k_node: np.ndarray,
+             damping: list[tuple[float, float]]) -> tuple[Contact, np.ndarray, np.ndarray]:
     """The contact of this rank's elements, with the node stiffness ``k_node`` plus that
     of the contact-capable elements (a boundary or a breakable face) and their nodes'
     dashpot damping ratio, for the stable step. The search tolerance and margin scale with
     the median face size of the capable elements; the dashpot masses come from the glued
-    bodies (solver.cdem.bodies) and are capped at the element's stable share
-    (solver.cdem.contact.law)."""
+    bodies (solver.cdem.bodies) and are capped at the element's stable share under the
+    stages' ``damping`` pairs (solver.cdem.contact.law)."""
     c = cfg.contact
     row = mats.row(part.groups)
     face_area = face_areas(part.coords[:, FACES].reshape(-1, 4, 3)).reshape(-1, 6)
@@ -318,12 +351,12 @@ def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np
         here = (f.owner[:, side] == comm.rank) & breakable
         capable[np.searchsorted(part.elem_gid, f.elem[here, side])] = True
     params = ContactParams.from_config(c, global_median(comm, np.sqrt(face_area[capable])
-                                                        .ravel()))
+                                                        .ravel()), damping)
     k_node = k_node + np.repeat(np.where(capable, ContactElements.stable_stiffness(
         k_n, k_t, face_area), 0.0), 8)
     zeta_node = np.repeat(np.where(capable, params.node_damping_ratio, 0.0), 8)
-    omega = node_frequency(mats.density[row], mats.lam[row], mats.mu[row], part.coords,
-                           volumes, mass, k_node).reshape(-1, 8).max(axis=1)
+    omega = node_frequency(mats.density[row], mats.lam[row], mats.mu[row], part.coords, mass,
+                           k_node).reshape(-1, 8).max(axis=1)
     held = fixed.reshape(-1, 24).all(axis=1)
     node_mass = mass.reshape(-1, 8)
     elem_mass = node_mass.sum(axis=1)
@@ -369,13 +402,14 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
                         stress=np.zeros((n_el, 8, 6)))
     k_node = node_spring_stiffness(part, np.maximum(k_area_n, k_area_s) * area, comm.rank)
     zeta_node = np.zeros(n_own)
+    damping = [stage.damping_terms for stage in cfg.stages]
     contact = None
     if cfg.contact.enabled:
         contact, k_node, zeta_node = _contact(comm, cfg, part, mats, volumes, mass, fixed,
                                               interfaces, springs.state, tensile, cohesion,
-                                              k_node)
-    dt_el = stable_dt(elements.density, elements.lam, elements.mu, part.coords, volumes, mass,
-                      k_node, zeta_node)
+                                              k_node, damping)
+    dt_el = stable_dt(elements.density, elements.lam, elements.mu, part.coords, mass, k_node,
+                      zeta_node, damping)
     return Model(nodes=nodes, elements=elements, springs=springs, interfaces=interfaces,
                  contact=contact, dt_limit_local=float(dt_el.min()) if n_el else np.inf,
                  n_cells_global=part.n_cells, n_faces_global=part.n_faces)

@@ -61,6 +61,11 @@ class CdemWriter:
         for name, series in self._series().items():
             series.restore(state.get(name, []))
 
+    def last_time(self) -> float | None:
+        """Time of the last frame written (None before the first)."""
+        return self.blocks.frames[-1][0] if self.blocks is not None and self.blocks.frames \
+            else None
+
     def _series(self) -> dict:
         return {name: series for name, series in
                 (("blocks", self.blocks), ("faces", self.faces), ("contacts", self.contacts))

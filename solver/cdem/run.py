@@ -13,6 +13,7 @@ from solver.case import Case, resolved_data
 from solver.cdem import checkpoint
 from solver.cdem.analyses import make_observer
 from solver.cdem.checkpoint import case_digest
+from solver.cdem.checks import check_case, check_time_step
 from solver.cdem.config import Config
 from solver.cdem.model import build_model
 from solver.cdem.output import CdemWriter
@@ -25,12 +26,19 @@ from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
 from solver.parallel import root_only
 
-__all__ = ["Config", "RESULT_UNITS", "run"]
+__all__ = ["CHECKPOINTS", "Config", "RESULT_UNITS", "run"]
+
+CHECKPOINTS = True
+
+
+def stability_limit(comm, model) -> float:
+    """The global stable step of the model (the smallest over the ranks)."""
+    return comm.allreduce(model.dt_limit_local, op=MPI.MIN)
 
 
 def time_step(comm, cfg: Config, model, where: str) -> float:
     """The global step: safety x stability limit, or the given one if it is below the limit."""
-    limit = comm.allreduce(model.dt_limit_local, op=MPI.MIN)
+    limit = stability_limit(comm, model)
     if cfg.time.dt > 0:
         if cfg.time.dt > limit:
             raise InputError(f"{where}: time.dt", f"{cfg.time.dt:.3e} s is above the stability "
@@ -44,13 +52,16 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     comm = ctx.comm
     where = str(case.path)
     mesh = root_only(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
+    root_only(comm, lambda: check_case(cfg, mesh, where))
     part = distribute(comm, mesh, cfg.partitioner, f"{where}: mesh")
-    observer = make_observer(comm, cfg, mesh, where)
-    del mesh
+    observer = make_observer(comm, cfg, mesh, where, (ctx.out_dir, case.name))
     model = build_model(comm, cfg, part, where)
     group_names = part.group_names
     del part
     dt = time_step(comm, cfg, model, where)
+    limit = stability_limit(comm, model)
+    root_only(comm, lambda: check_time_step(cfg, mesh, dt, limit, where))
+    del mesh
     loop = TimeLoop(comm, model, cfg.gravity, dt)
     writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled,
                          group_names=group_names) if cfg.output.vtk else None)
@@ -96,7 +107,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
                     f"stages[{k}] ({stage.name}): relaxation ended by {reason} at unbalance "
                     f"ratio {loop.unbalance:.3g} (tolerance {stage.unbalance_tol:g})")
         run_state["stage_results"].append(stage_result)
-        if writer is not None:
+        if writer is not None and writer.last_time() != loop.time:
             writer.write(loop.time, model)
     run_state["stage"] = len(cfg.stages)
     results = _general_results(comm, loop, model)

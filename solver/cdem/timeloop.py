@@ -158,7 +158,9 @@ class Energies:
 
 
 class ModelView:
-    """Read-only views of a rank's model state, what observers and writers may read."""
+    """Read-only views of a rank's model state, what observers and writers may read; the
+    interface springs' face ids, states, openings u_n, shear forces f_s and constants k_n
+    (solver.cdem.state.InterfaceSprings) as ``spring_*``."""
 
     def __init__(self, model: Model):
         def frozen(a: np.ndarray) -> np.ndarray:
@@ -172,6 +174,10 @@ class ModelView:
         self.f_int, self.fixed = frozen(n.f_int), frozen(n.fixed)
         self.gid, self.group, self.density = frozen(e.gid), frozen(e.group), frozen(e.density)
         self.stress = frozen(e.stress)
+        s = model.springs
+        self.spring_face_gid, self.spring_state = frozen(s.face_gid), frozen(s.state)
+        self.spring_u_n, self.spring_f_s, self.spring_k_n = frozen(s.u_n), frozen(s.f_s), \
+            frozen(s.k_n)
         self._contact = model.contact
         self._f_slot, self._f_contact = model.springs.f_slot, n.f_contact
 
@@ -266,7 +272,8 @@ class TimeLoop:
         t0 = time.perf_counter()
         broken = interface_step(n.x, n.du, s.f_slot, s.node_i, s.node_j, s.slot_i, s.slot_j,
                                 s.k_n, s.k_s, s.area, s.tensile, s.cohesion, s.tan_phi, s.u_n,
-                                s.f_s, s.state, stage.breakable, self.tally)
+                                s.f_s, s.state, stage.breakable, self.tally,
+                                m.contact is not None)
         self.compute_seconds += time.perf_counter() - t0
         ifc.slot_halo.reverse_set(s.f_slot.reshape(-1, 3))
         moved = False
@@ -334,14 +341,13 @@ class TimeLoop:
                        self.time + self.dt)
 
     def _worst_element(self) -> str:
-        """The element with the fastest (or a non-finite) node, over all ranks."""
+        """The element with the fastest (or a non-finite) node velocity, over all ranks."""
         n, e = self.m.nodes, self.m.elements
-        speed = np.linalg.norm(n.v, axis=1).reshape(-1, 8).max(axis=1) if len(e) else \
-            np.zeros(0)
-        speed = np.where(np.isfinite(speed), speed, np.inf)
+        speed = np.abs(n.v).max(axis=1).reshape(-1, 8).max(axis=1) if len(e) else np.zeros(0)
+        speed = np.where(np.isnan(speed), np.inf, speed)
         local = (float(speed.max()), int(e.gid[np.argmax(speed)])) if len(e) else (-1.0, -1)
         top, gid = max(self.comm.allgather(local))
-        return f"worst element {gid} (node speed {top:.3e} m/s)"
+        return f"worst element {gid} (node velocity {top:.3e} m/s)"
 
     def update_stored_energy(self) -> Energies:
         """Element and spring strain energy and spring dissipation (global; collective)."""

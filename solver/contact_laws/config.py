@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
 from solver.case import param
 from solver.errors import InputError
+
+
+MAX_POINTS = 1_000_000
+"""Most (k_t/k_n, g_t/g_n) points of a map."""
+
+
+def tangential_turn(kt_kn: float, alpha_over_meff: float, steps: int) -> float:
+    """omega_t dt of the tangential spring when a collision of duration t_c = pi / omega_n
+    (at most, gamma_n = 0) takes ``steps`` steps: omega_t / omega_n = sqrt(k_t/k_n m_eff/alpha)
+    (seed 004 Eq. 49). Position Verlet is stable for omega_t dt < 2."""
+    return math.pi * math.sqrt(kt_kn / alpha_over_meff) / steps
 
 
 @dataclass
@@ -17,23 +29,26 @@ class Contact:
     e_n: float = param(1.0, unit="-", doc="target normal restitution (1: gamma_n = 0, the "
                                           "elastic case of seed 004 Sec. III.3.3)", gt=0.0, le=1.0)
     alpha_over_meff: float = param(2.0 / 7.0, unit="-", doc="tangential over normal effective "
-                                   "mass, alpha/m_eff (2/7 for homogeneous spheres)", gt=0.0)
-    k_n: float = param(1.0e6, unit="N/m", doc="normal spring stiffness", gt=0.0)
-    m_eff: float = param(1.0, unit="kg", doc="normal effective mass m1 m2/(m1 + m2)", gt=0.0)
-    g_n: float = param(1.0, unit="m/s", doc="normal impact velocity at the contact point",
-                       gt=0.0)
+                                   "mass, alpha/m_eff (2/7 for homogeneous spheres; at most 1, "
+                                   "seed 004 Eq. 15)", gt=0.0, le=1.0)
+    k_n: float = param(1.0e6, unit="N/m", doc="normal spring stiffness (1e-6 to 1e20)",
+                       ge=1e-6, le=1e20)
+    m_eff: float = param(1.0, unit="kg", doc="normal effective mass m1 m2/(m1 + m2) (1e-12 to "
+                         "1e12)", ge=1e-12, le=1e12)
+    g_n: float = param(1.0, unit="m/s", doc="normal impact velocity at the contact point (up "
+                       "to 1e4)", gt=0.0, le=1e4)
 
 
 @dataclass
 class Grid:
     """The (k_t/k_n, g_t/g_n) points of the map."""
 
-    gt_gn_min: float = param(0.005, unit="-", doc="smallest g_t/g_n", gt=0.0)
-    gt_gn_max: float = param(2.5, unit="-", doc="largest g_t/g_n", gt=0.0)
-    n_gt: int = param(200, unit="-", doc="g_t/g_n values (linear spacing)", ge=2)
-    kt_kn_min: float = param(0.02, unit="-", doc="smallest k_t/k_n", gt=0.0)
-    kt_kn_max: float = param(20.0, unit="-", doc="largest k_t/k_n", gt=0.0)
-    n_kt: int = param(80, unit="-", doc="k_t/k_n values", ge=2)
+    gt_gn_min: float = param(0.005, unit="-", doc="smallest g_t/g_n", gt=0.0, le=1e6)
+    gt_gn_max: float = param(2.5, unit="-", doc="largest g_t/g_n", gt=0.0, le=1e6)
+    n_gt: int = param(200, unit="-", doc="g_t/g_n values (linear spacing)", ge=2, le=10_000)
+    kt_kn_min: float = param(0.02, unit="-", doc="smallest k_t/k_n", gt=0.0, le=1e6)
+    kt_kn_max: float = param(20.0, unit="-", doc="largest k_t/k_n", gt=0.0, le=1e6)
+    n_kt: int = param(80, unit="-", doc="k_t/k_n values", ge=2, le=10_000)
     kt_spacing: Literal["linear", "log"] = param("log", unit="-", doc="spacing of k_t/k_n")
 
     def validate(self, where: str) -> None:
@@ -41,17 +56,21 @@ class Grid:
             raise InputError(f"{where}.gt_gn_max", "must be larger than gt_gn_min")
         if self.kt_kn_max <= self.kt_kn_min:
             raise InputError(f"{where}.kt_kn_max", "must be larger than kt_kn_min")
+        if self.n_gt * self.n_kt > MAX_POINTS:
+            raise InputError(f"{where}.n_gt", f"n_gt x n_kt = {self.n_gt * self.n_kt} points, "
+                             f"more than {MAX_POINTS}")
 
 
 @dataclass
 class SmallGt:
     """The point where e_t is compared with the small-g_t limit cos(omega_t t_c) (Eq. 49)."""
 
-    gt_gn: float = param(3.0e-4, unit="-", doc="g_t/g_n of the check (<< mu k_n/k_t)", gt=0.0)
-    kt_kn: float = param(1.0, unit="-", doc="k_t/k_n of the check", gt=0.0)
+    gt_gn: float = param(3.0e-4, unit="-", doc="g_t/g_n of the check (<< mu k_n/k_t)", gt=0.0,
+                         le=1e6)
+    kt_kn: float = param(1.0, unit="-", doc="k_t/k_n of the check", gt=0.0, le=1e6)
     steps: int = param(400000, unit="-", doc="integration steps of this one collision (the final "
                        "Coulomb phase lasts ~ g_t/g_n of the contact and must span many steps)",
-                       ge=100)
+                       ge=100, le=100_000_000)
 
 
 @dataclass
@@ -67,5 +86,16 @@ class Config:
     contact: Contact = field(default_factory=Contact)
     grid: Grid = field(default_factory=Grid)
     small_gt: SmallGt = field(default_factory=SmallGt)
-    steps: int = param(4000, unit="-", doc="integration steps per collision", ge=100)
+    steps: int = param(4000, unit="-", doc="integration steps per collision", ge=100,
+                       le=1_000_000)
     output: Output = field(default_factory=Output)
+
+    def validate(self, where: str) -> None:
+        for field_name, kt_kn, steps in (("grid.kt_kn_max", self.grid.kt_kn_max, self.steps),
+                                         ("small_gt.kt_kn", self.small_gt.kt_kn,
+                                          self.small_gt.steps)):
+            turn = tangential_turn(kt_kn, self.contact.alpha_over_meff, steps)
+            if turn >= 2.0:
+                raise InputError(f"{where}: {field_name}", f"k_t/k_n = {kt_kn:g} needs "
+                                 f"omega_t dt = {turn:.3g} < 2 for the Verlet steps to be "
+                                 f"stable: more steps or a smaller k_t/k_n")

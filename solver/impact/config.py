@@ -7,6 +7,7 @@ the seed's Table 1 ("set 02 of Dattola et al. 2021") is not available, only its 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -14,16 +15,24 @@ from solver.case import param
 from solver.errors import InputError
 
 Variable = Literal["aspect_ratio", "theta_0", "theta_in", "omega_0"]
+MAX_ASPECT_RATIO = 100.0
+"""Most elongated block: A_r = H/R up to 100 (the seed studies 1 to 4)."""
+MAX_SPIN = 36000.0
+"""Fastest initial spin [deg/s], 100 revolutions per second."""
+MAX_IMPACTS = 100_000
+"""Most impacts in a sweep."""
 
 
 @dataclass
 class Block:
     """The impacting ellipsoid of revolution (sizes from the mass, seed Eq. 7)."""
 
-    mass: float = param(100.0, unit="kg", doc="block mass m", gt=0.0)
+    mass: float = param(100.0, unit="kg", doc="block mass m (up to 1e8: a 4e4 m3 boulder)",
+                        gt=0.0, le=1e8)
     density: float = param(2600.0, unit="kg/m3", doc="block density rho (not given in the "
-                           "seed; 2600 assumed)", gt=0.0)
-    aspect_ratio: float = param(1.0, unit="-", doc="A_r = H/R (1 = sphere, > 1 prolate)")
+                           "seed; 2600 assumed; 10 to 1e5)", ge=10.0, le=1e5)
+    aspect_ratio: float = param(1.0, unit="-", doc="A_r = H/R (1 = sphere, > 1 prolate, up to "
+                                f"{MAX_ASPECT_RATIO:g})")
 
     def validate(self, where: str) -> None:
         if not self.aspect_ratio > 0.0:
@@ -32,22 +41,29 @@ class Block:
             raise InputError(f"{where}.aspect_ratio", f"the model is a prolate spheroid "
                              f"(A_r >= 1; use theta_0 = 90 for the minor axis), got "
                              f"{self.aspect_ratio}")
+        if self.aspect_ratio > MAX_ASPECT_RATIO:
+            raise InputError(f"{where}.aspect_ratio", f"must be <= {MAX_ASPECT_RATIO:g}, got "
+                             f"{self.aspect_ratio}")
 
 
 @dataclass
 class Impact:
     """Kinematics at the onset of contact (seed Fig. 1, Fig. 3)."""
 
-    speed: float = param(14.0, unit="m/s", doc="impact speed |v_in|", gt=0.0)
+    speed: float = param(14.0, unit="m/s", doc="impact speed |v_in| (up to 1e3)", gt=0.0,
+                         le=1e3)
     theta_in: float = param(0.0, unit="deg", doc="impact angle between the velocity and the "
                             "ground normal (0 = normal impact; |theta_in| >= 90 would point away "
                             "from the ground and is rejected)")
     theta_0: float = param(0.0, unit="deg", doc="angle between the major axis and the normal "
-                           "(0 = along the major axis, 90 = along the minor axis)")
+                           "(0 = along the major axis, 90 = along the minor axis; -360 to 360)",
+                           ge=-360.0, le=360.0)
     omega_0: float = param(0.0, unit="deg/s", doc="angular velocity at impact, clockwise "
-                           "positive")
+                           f"positive (at most {MAX_SPIN:g} in magnitude)", ge=-MAX_SPIN,
+                           le=MAX_SPIN)
     slope: float = param(0.0, unit="deg", doc="slope inclination omega", ge=0.0, lt=90.0)
-    gravity: float = param(9.81, unit="m/s2", doc="gravitational acceleration", ge=0.0)
+    gravity: float = param(9.81, unit="m/s2", doc="gravitational acceleration (up to 1e4: a "
+                           "thousand g)", ge=0.0, le=1e4)
 
     def validate(self, where: str) -> None:
         if not -90.0 < self.theta_in < 90.0:
@@ -61,7 +77,7 @@ class Soil:
 
     unit_weight: float = param(17.0e3, unit="N/m3", doc="soil unit weight gamma", gt=0.0)
     phi: float = param(40.0, unit="deg", doc="soil friction angle phi'", gt=0.0, lt=60.0)
-    nu: float = param(0.25, unit="-", doc="Poisson's ratio", ge=0.0, lt=0.5)
+    nu: float = param(0.25, unit="-", doc="Poisson's ratio (-1 < nu < 0.5)", gt=-1.0, lt=0.5)
     phi_b: float = param(30.0, unit="deg", doc="block-soil friction angle phi'_b (slider)",
                          gt=0.0, lt=90.0)
     k_e: float = param(500.0, unit="-", doc="k_E: elastic modulus / atmospheric pressure",
@@ -96,7 +112,7 @@ class Solver:
     atol: float = param(1.0e-11, unit="-", doc="absolute tolerance (states scaled to O(1))",
                         gt=0.0)
     t_max: float = param(0.2, unit="s", doc="longest impact; reaching it means the block "
-                         "stopped in contact", gt=0.0)
+                         "stopped in contact (up to 60)", gt=0.0, le=60.0)
 
 
 @dataclass
@@ -104,9 +120,11 @@ class Sweep:
     """Parametric study: the Cartesian product of the lists (empty = the single case values)."""
 
     aspect_ratio: list[float] = param(unit="-", doc="A_r values", default_factory=list)
-    theta_0: list[float] = param(unit="deg", doc="orientation values", default_factory=list)
+    theta_0: list[float] = param(unit="deg", doc="orientation values", default_factory=list,
+                                 ge=-360.0, le=360.0)
     theta_in: list[float] = param(unit="deg", doc="impact angle values", default_factory=list)
-    omega_0: list[float] = param(unit="deg/s", doc="initial spin values", default_factory=list)
+    omega_0: list[float] = param(unit="deg/s", doc="initial spin values", default_factory=list,
+                                 ge=-MAX_SPIN, le=MAX_SPIN)
     x: Variable = param("aspect_ratio", unit="-", doc="abscissa of the sweep plots")
     plots: list[str] = param(unit="-", doc="result columns plotted against x (one PNG each)",
                              default_factory=lambda: ["e_n", "max_penetration", "max_force"])
@@ -114,6 +132,10 @@ class Sweep:
 
     def validate(self, where: str) -> None:
         from solver.impact.sweeps import COLUMNS
+        count = math.prod(max(1, len(getattr(self, name))) for name in
+                          ("aspect_ratio", "theta_0", "theta_in", "omega_0"))
+        if count > MAX_IMPACTS:
+            raise InputError(where, f"the sweep holds {count} impacts, more than {MAX_IMPACTS}")
         for name in self.plots:
             if name not in COLUMNS:
                 raise InputError(f"{where}.plots", f"unknown column {name!r} "

@@ -1,7 +1,7 @@
 """``summary.json``: the contract every run fulfils, and how the run was made.
 
 Keys: ``case, module, ranks, wall_s, steps`` and ``results`` (the case's named results), plus
-``started`` (UTC, ISO 8601), ``solver_version``, ``git_commit`` (``None`` outside a git
+``status`` (``done``, ``interrupted`` or ``diverged``), ``started`` (UTC, ISO 8601), ``solver_version``, ``git_commit`` (``None`` outside a git
 checkout; ``-dirty`` when tracked files differ from it), ``converged`` (false when a stage
 ended without converging) and ``units`` (the unit of each result present).
 """
@@ -67,8 +67,8 @@ def units_of(results: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
 def write_summary(out_dir: Path, case: str, module: str, ranks: int, wall_s: float, steps: int,
                   results: dict[str, Any], **run_info: Any) -> Path:
     """Write ``out_dir/summary.json`` atomically and return its path. ``run_info``: the
-    provenance keys (``started``, ``solver_version``, ``git_commit``, ``converged``,
-    ``units``), written after ``steps``."""
+    status and provenance keys (``status``, ``started``, ``solver_version``, ``git_commit``,
+    ``converged``, ``units``), written after ``steps``."""
     summary = {"case": case, "module": module, "ranks": ranks, "wall_s": wall_s,
                "steps": int(steps), **_plain(run_info), "results": _plain(results)}
     path = Path(out_dir) / "summary.json"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
+from solver.errors import InputError
+from solver.mesh.checks import check_elements, check_finite
 from solver.mesh.generate import box, separate_blocks
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.read import read_hex_mesh
@@ -49,12 +52,22 @@ def rotate(points: np.ndarray, angle_deg: float, axis, origin) -> np.ndarray:
 
 
 def mesh_from_config(cfg, where: str) -> HexMesh:
-    """HexMesh of a ``[mesh]`` table (solver.cdem.config.MeshConfig)."""
+    """HexMesh of a ``[mesh]`` table (solver.cdem.config.MeshConfig); ``where`` names the
+    table (``case.toml: mesh``). Generated boxes pass the coordinate and element checks of
+    read meshes (solver.mesh.checks; touching boxes share positions, not nodes), so a box
+    too small or too large for float64 is an error."""
     if cfg.path:
-        mesh = read_hex_mesh(cfg.path)
+        if not os.path.isfile(cfg.path):
+            raise InputError(f"{where}.path", f"mesh file not found: {cfg.path}")
+        try:
+            mesh = read_hex_mesh(cfg.path)
+        except InputError as exc:
+            raise InputError(f"{where}.path", f"{exc.where}: {exc.message}") from None
     else:
         names: dict[str, int] = {}
         mesh = concatenate([_box_mesh(b, names) for b in cfg.boxes], names)
+        check_finite(mesh, f"{where}.boxes")
+        check_elements(mesh, f"{where}.boxes")
     if cfg.rotate_deg:
         mesh = HexMesh(rotate(mesh.points, cfg.rotate_deg, cfg.rotate_axis, cfg.rotate_origin),
                        mesh.cells, mesh.groups, mesh.group_names)

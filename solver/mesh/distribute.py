@@ -109,3 +109,11 @@ def distribute(comm, mesh: HexMesh | None, method: str, where: str) -> MeshPart:
         comm.send(_part_for(rank, mesh, parts, owner, topo, face_area, volumes, group_ids),
                   dest=rank, tag=11)
     return _part_for(0, mesh, parts, owner, topo, face_area, volumes, group_ids)
+
+
+def whole(mesh: HexMesh, where: str) -> MeshPart:
+    """The whole mesh as one part (on the rank that holds the mesh; for checks of the case
+    against the mesh before it is distributed)."""
+    topo, volumes, parts, face_area = _plan(1, mesh, "rcb", where)
+    return _part_for(0, mesh, parts, parts[topo.elem], topo, face_area, volumes,
+                     np.unique(mesh.groups))

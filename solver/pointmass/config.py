@@ -9,11 +9,50 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from solver.case import param
+from solver.case import COORDINATE_LIMIT, param
 from solver.errors import InputError
 
 INF = math.inf
 Vec2 = tuple[float, float]
+MAX_STEPS = 1e8
+"""Most time steps (t_end / dt) and output frames (t_end / every x 100) a run may need."""
+
+
+def _segments_cross(p, q, a, b) -> bool:
+    """Whether the closed segments pq and ab share a point (orientation tests)."""
+    def side(o, u, v):
+        return (u[0] - o[0]) * (v[1] - o[1]) - (u[1] - o[1]) * (v[0] - o[0])
+
+    def within(o, u, v):
+        return min(o[0], u[0]) <= v[0] <= max(o[0], u[0]) and \
+            min(o[1], u[1]) <= v[1] <= max(o[1], u[1])
+
+    d1, d2, d3, d4 = side(a, b, p), side(a, b, q), side(p, q, a), side(p, q, b)
+    if ((d1 > 0) != (d2 > 0) and d1 * d2 != 0) and ((d3 > 0) != (d4 > 0) and d3 * d4 != 0):
+        return True
+    return any(d == 0 and within(*seg, pt) for d, seg, pt in
+               ((d1, (a, b), p), (d2, (a, b), q), (d3, (p, q), a), (d4, (p, q), b)))
+
+
+def check_simple_polygon(vertices: list[Vec2], where: str) -> None:
+    """A polygon must enclose an area and be simple: no edge meets another except its
+    neighbours at their shared vertex (a bow-tie has no inside; a repeated vertex has a
+    zero-length edge)."""
+    n = len(vertices)
+    area = 0.5 * sum(p[0] * q[1] - q[0] * p[1] for p, q in
+                     zip(vertices, vertices[1:] + vertices[:1]))
+    if area == 0.0:
+        raise InputError(where, "the polygon encloses no area")
+    for i in range(n):
+        p, q = vertices[i], vertices[(i + 1) % n]
+        if p == q:
+            raise InputError(where, f"vertices {i} and {(i + 1) % n} coincide at {list(p)}")
+        for j in range(i + 2, n):
+            if i == 0 and j == n - 1:
+                continue
+            if _segments_cross(p, q, vertices[j], vertices[(j + 1) % n]):
+                raise InputError(where, f"edges {i}-{(i + 1) % n} and {j}-{(j + 1) % n} cross: "
+                                        "the polygon must be simple")
 
 
 @dataclass
@@ -26,8 +65,10 @@ class SurfaceConfig:
     slope_deg: float = param(0.0, unit="deg", doc="plane: dip angle", ge=0.0, lt=90.0)
     dip_direction_deg: float = param(0.0, unit="deg",
                                      doc="plane: downhill direction, counterclockwise from +x")
-    z0: float = param(0.0, unit="m", doc="plane: height at the origin")
-    radius: float = param(100.0, unit="m", doc="sphere_cup: sphere radius R_s", gt=0.0)
+    z0: float = param(0.0, unit="m", doc="plane: height at the origin", ge=-COORDINATE_LIMIT,
+                      le=COORDINATE_LIMIT)
+    radius: float = param(100.0, unit="m", doc="sphere_cup: sphere radius R_s", gt=0.0,
+                          le=COORDINATE_LIMIT)
     expression: str = param("", unit="m", doc="expression: f(x, y) in Python syntax with "
                             "+ - * / **, sin cos tan exp log sqrt tanh arctan sinh cosh, pi, e "
                             "and constants")
@@ -35,9 +76,12 @@ class SurfaceConfig:
                                         default_factory=dict)
     path: str = param("", unit="-", doc="raster: DEM file, GeoTIFF (.tif, needs rasterio), "
                       "ESRI ASCII grid (.asc) or .npy z[iy, ix]", path=True)
-    origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: x, y of node [0, 0]")
-    spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: node spacing dx, dy", ge=0.0)
-    z_sea: float = param(-INF, unit="m", doc="sea level: a mass with z < z_sea is underwater")
+    origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: x, y of node [0, 0]",
+                         ge=-COORDINATE_LIMIT, le=COORDINATE_LIMIT)
+    spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: node spacing dx, dy", ge=0.0,
+                          le=COORDINATE_LIMIT)
+    z_sea: float = param(-INF, unit="m", doc="sea level: a mass with z < z_sea is underwater "
+                         "(-inf: no sea)", allow_inf=True)
 
     def validate(self, where: str) -> None:
         if self.kind == "expression":
@@ -58,32 +102,37 @@ class GridConfig:
     kind: Literal["footprint", "ring"] = param(unit="-", doc="footprint polygon grid or ring")
     footprint: list[Vec2] = param(unit="m", doc="footprint: polygon vertices (x, y) in plan",
                                   default_factory=list)
-    nx: int = param(3, unit="-", doc="footprint: cells (masses) along the grid x axis", ge=1)
-    ny: int = param(3, unit="-", doc="footprint: cells (masses) along the grid y axis", ge=1)
+    nx: int = param(3, unit="-", doc="footprint: cells (masses) along the grid x axis", ge=1,
+                    le=1000)
+    ny: int = param(3, unit="-", doc="footprint: cells (masses) along the grid y axis", ge=1,
+                    le=1000)
     angle_deg: float = param(0.0, unit="deg",
                              doc="footprint: grid x axis, counterclockwise from +x")
     thickness: float = param(1.0, unit="m", doc="footprint: uniform thickness (no raster or list)",
-                             gt=0.0)
+                             gt=0.0, le=COORDINATE_LIMIT)
     thickness_path: str = param("", unit="-", doc="footprint: thickness raster (.tif, .asc or "
                                 ".npy; no data = 0 m)", path=True)
-    thickness_origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy thickness: x, y of node [0, 0]")
+    thickness_origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy thickness: x, y of node "
+                                   "[0, 0]", ge=-COORDINATE_LIMIT, le=COORDINATE_LIMIT)
     thickness_spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy thickness: node spacing",
-                                    ge=0.0)
+                                    ge=0.0, le=COORDINATE_LIMIT)
     thickness_values: list[float] = param(unit="m", doc="footprint: thickness per cell, ny rows "
                                           "of nx values (row 0 at the lowest grid y)",
                                           default_factory=list)
     volume: float = param(0.0, unit="m3", doc="footprint: if > 0, thickness is scaled to this "
-                          "slide volume", ge=0.0)
-    density: float = param(2200.0, unit="kg/m3", doc="rock density rho_r", gt=0.0)
+                          "slide volume (up to 1e12: a thousand km3)", ge=0.0, le=1e12)
+    density: float = param(2200.0, unit="kg/m3", doc="rock density rho_r (10 to 1e5)",
+                           ge=10.0, le=1e5)
     samples_per_cell: int = param(16, unit="-", doc="footprint: quadrature points per cell side",
-                                  ge=2)
+                                  ge=2, le=256)
     velocity: Vec2 = param((0.0, 0.0), unit="m/s", doc="initial plan velocity of every mass")
-    n: int = param(3, unit="-", doc="ring: number of masses", ge=3)
+    n: int = param(3, unit="-", doc="ring: number of masses", ge=3, le=10_000)
     ring_radius: float = param(0.0, unit="m", doc="ring: plan radius (0: from colatitude_deg)",
-                               ge=0.0)
+                               ge=0.0, le=COORDINATE_LIMIT)
     colatitude_deg: float = param(0.0, unit="deg", doc="ring on a sphere_cup: colatitude theta, "
                                   "plan radius R_s sin(theta)", ge=0.0, lt=90.0)
-    mass: float = param(1.0, unit="kg", doc="ring: mass of each point", gt=0.0)
+    mass: float = param(1.0, unit="kg", doc="ring: mass of each point (up to 1e15)", gt=0.0,
+                        le=1e15)
     tangential_speed: float = param(0.0, unit="m/s", doc="ring: initial horizontal speed v0 "
                                     "tangent to the circle, counterclockwise")
     speed_over_escape: float = param(0.0, unit="-", doc="ring on a sphere_cup: if > 0, v0 as a "
@@ -95,6 +144,13 @@ class GridConfig:
         if self.kind == "footprint":
             if len(self.footprint) < 3:
                 raise InputError(f"{where}.footprint", "a footprint polygon needs >= 3 vertices")
+            for i, vertex in enumerate(self.footprint):
+                if max(map(abs, vertex)) > COORDINATE_LIMIT:
+                    raise InputError(f"{where}.footprint[{i}]", f"coordinates beyond "
+                                     f"{COORDINATE_LIMIT:g} m: {list(vertex)}")
+            ring = self.footprint[:-1] if self.footprint[0] == self.footprint[-1] \
+                else self.footprint
+            check_simple_polygon(ring, f"{where}.footprint")
             given = [bool(self.thickness_path), bool(self.thickness_values)]
             if all(given):
                 raise InputError(f"{where}", "give thickness_path or thickness_values, not both")
@@ -153,10 +209,11 @@ class FrictionConfig:
 class WaterConfig:
     """Sea water: buoyancy (reduced weight alpha*m*g) and drag via mu_eq (seed 001 section 4)."""
 
-    density: float = param(1030.0, unit="kg/m3", doc="water density rho_w", gt=0.0)
+    density: float = param(1030.0, unit="kg/m3", doc="water density rho_w (10 to 1e5)",
+                           ge=10.0, le=1e5)
     drag_coefficient: float = param(1.0, unit="-", doc="drag coefficient C_d", ge=0.0)
     drag_length: float = param(0.0, unit="m", doc="block length l_v (0: the grid side most "
-                               "aligned with the motion)", ge=0.0)
+                               "aligned with the motion)", ge=0.0, le=COORDINATE_LIMIT)
     buoyancy: bool = param(True, unit="-", doc="reduce the weight of underwater masses")
 
 
@@ -173,6 +230,13 @@ class TimeConfig:
     atol: float = param(1e-8, unit="m", doc="adaptive: absolute error per step (m and m/s)",
                         gt=0.0)
     dt_min: float = param(1e-8, unit="s", doc="adaptive: smallest step before giving up", gt=0.0)
+
+    def validate(self, where: str) -> None:
+        if self.t_end / self.dt > MAX_STEPS:
+            raise InputError(f"{where}.dt", f"t_end / dt = {self.t_end / self.dt:.3g} steps, "
+                             f"more than {MAX_STEPS:g}")
+        if self.scheme == "rk4_adaptive" and self.dt_min > self.dt:
+            raise InputError(f"{where}.dt_min", f"{self.dt_min:g} s is above dt = {self.dt:g} s")
     stop_speed: float = param(0.0, unit="m/s", doc="stop when every mass is slower (0: never)",
                               ge=0.0)
     stop_after: float = param(1.0, unit="s", doc="the stop criterion applies from this time on",
@@ -225,9 +289,14 @@ class Config:
     time: TimeConfig = param(unit="-", doc="time integration", default_factory=TimeConfig)
     output: OutputConfig = param(unit="-", doc="outputs", default_factory=OutputConfig)
     sweep: SweepConfig = param(unit="-", doc="parameter sweep", default_factory=SweepConfig)
-    gravity: float = param(9.81, unit="m/s2", doc="gravity acceleration g", gt=0.0)
+    gravity: float = param(9.81, unit="m/s2", doc="gravity acceleration g (up to 1e4: a "
+                           "thousand g)", gt=0.0, le=1e4)
 
     def validate(self, where: str) -> None:
+        frames = self.time.t_end / self.output.every
+        if frames > MAX_STEPS / 100:
+            raise InputError(f"{where}: output.every", f"t_end / every = {frames:.3g} frames, "
+                             f"more than {MAX_STEPS / 100:g}")
         if self.grid.kind == "ring" and self.grid.colatitude_deg > 0.0 \
                 and self.surface.kind != "sphere_cup":
             raise InputError(f"{where}: grid.colatitude_deg", "needs surface.kind = 'sphere_cup'")

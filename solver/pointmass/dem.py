@@ -22,6 +22,7 @@ everywhere on it: fill or crop the DEM first) and take the value ``fill`` in a t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,7 +125,15 @@ def _read_asc(p: Path, where: str) -> Grid2D:
     for key in ("ncols", "nrows", "cellsize"):
         if key not in header:
             raise InputError(where, f"{p}: ESRI ASCII header lacks {key}")
+    if not all(math.isfinite(header[k]) and header[k] == round(header[k]) > 0
+               for k in ("ncols", "nrows")):
+        raise InputError(where, f"{p}: ncols and nrows must be positive integers")
     ncols, nrows, cs = int(header["ncols"]), int(header["nrows"]), header["cellsize"]
+    if not (math.isfinite(cs) and cs > 0.0):
+        raise InputError(where, f"{p}: cellsize must be a positive number, got {cs:g}")
+    corners = [v for k, v in header.items() if k.startswith(("xll", "yll"))]
+    if not all(map(math.isfinite, corners)):
+        raise InputError(where, f"{p}: the xll/yll coordinates must be finite numbers")
     if data.shape != (nrows, ncols):
         raise InputError(where, f"{p}: header says {nrows} x {ncols} values, file has "
                                 f"{data.shape[0]} x {data.shape[1]}")

@@ -52,7 +52,9 @@ TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, 
 class ContactParams:
     """alpha the indentation (Feng et al. 2014 Eq. 3); tol, margin the search tolerance and
     margin [m]; mu the friction coefficient; damping_ratio zeta of the normal dashpot;
-    renew_every the steps between renewals; size the median face size [m] they scale."""
+    renew_every the steps between renewals; size the median face size [m] they scale;
+    step_damping the stages' (Cundall local alpha, mass-proportional c) pairs the stable
+    step holds under (solver.cdem.model.critical_step)."""
 
     alpha: float
     tol: float
@@ -61,6 +63,7 @@ class ContactParams:
     damping_ratio: float
     renew_every: int
     size: float
+    step_damping: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
 
     @property
     def node_damping_ratio(self) -> float:
@@ -71,11 +74,12 @@ class ContactParams:
         return self.damping_ratio * math.sqrt(2.0)
 
     @classmethod
-    def from_config(cls, c, size: float) -> ContactParams:
+    def from_config(cls, c, size: float,
+                    step_damping=((0.0, 0.0),)) -> ContactParams:
         return cls(alpha=c.indentation, tol=c.tolerance * size, margin=c.margin * size,
                    mu=math.tan(math.radians(c.friction_deg)),
                    damping_ratio=damping_ratio_from_restitution(c.restitution),
-                   renew_every=c.renew_every, size=size)
+                   renew_every=c.renew_every, size=size, step_damping=tuple(step_damping))
 
 
 @dataclass
@@ -231,7 +235,7 @@ class Contact:
         if dt != self.dt:
             self.dt = dt
             self.stable_mass = stable_dashpot_mass(self.node_mass, self.omega,
-                                                   p.damping_ratio, dt)
+                                                   p.damping_ratio, dt, p.step_damping)
         self.body_sum[:] = 0.0
         for rec in (ss, se):
             loaded_stiffness(rec.overlap, rec.elem, rec.target_elem, rec.share, rec.k_n,
@@ -383,12 +387,13 @@ class Contact:
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
                 getattr(rec, field)[:] = tables[name][field]
         self._exchange_ghosts(x, du, 3.0 * self.p.margin)
-        local = {int(g): c for c, g in enumerate(self.gid)}
         faces = tables["semi_springs"]["candidates"]
-        known = np.array([local.get(int(f) // 6, -1) for f in faces.ravel()]).reshape(faces.shape)
-        if np.any((faces >= 0) & (known < 0)):
+        order = np.argsort(self.gid, kind="stable")
+        elem = np.maximum(faces, 0) // 6
+        at = np.minimum(np.searchsorted(self.gid[order], elem), max(len(order) - 1, 0))
+        if np.any((faces >= 0) & (self.gid[order][at] != elem)):
             raise RuntimeError("a potential target of the checkpoint has no ghost here")
-        self.candidates = np.where(faces >= 0, 6 * known + faces % 6, -1)
+        self.candidates = np.where(faces >= 0, 6 * order[at] + faces % 6, -1)
         self.x_renewal = tables["renewal"]["x"].reshape(-1, 3).copy()
         self.renewals = scalars["renewals"]
         self.steps = scalars["steps"]

@@ -1,0 +1,322 @@
+"""Studies of the Jiweishan landslide (Feng et al. 2014, section 7), spread over MPI ranks.
+
+    mpiexec -n 2 python scripts/jiweishan_study.py friction [--angles 8 10 12 ...]
+    mpiexec -n 2 python scripts/jiweishan_study.py cffa [--dacn 14 17 20 23 26] [--dacw 0 3 6 9 12]
+
+``friction``: the real model (cases/jiweishan.toml) run to its deposit for each friction
+angle (every interface and the contact take the same angle, the paper's "inner friction
+angle"): sliding distance, runout and fragmentation against the friction angle (Fig. 23).
+
+``cffa``: the critical failure friction angle of the simple model (cases/jiweishan_simple.toml,
+the real geometry at coarse resolution without the runout area) against the two apparent dip
+components of the bed (Figs. 24-28): DACN along the sliding direction (north) and DACW across
+it (towards the flank wall, west). For each (DACN, DACW) the builder makes the mesh, and the
+CFFA is found by bisection on the friction angle: a run fails when its trigger stage moves the
+sliding body by ``analysis.failure_displacement``; the bracket [holds, fails] is narrowed
+to ``--tolerance`` (0.25 deg) and its midpoint reported. Next to it, the rigid limit-
+equilibrium value of the sliding mass on the bed and the wall (:func:`wedge_critical_friction`,
+no key body). Slopes of CFFA against DACN (at the fixed DACW) and against DACW (at the fixed
+DACN) are least-squares fits.
+
+Every run works on one rank (``MPI.COMM_SELF``) in its own folder, with its summary
+(``summary.json``: the case's results), ParaView series, history and deposit map; rank 0
+gathers the rows (solver.parallel.dynamic_share hands out the runs or the (DACN, DACW)
+points) and writes the study's CSV, PNG and ``study.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from mpi4py import MPI  # noqa: E402
+
+from solver.case import load_case  # noqa: E402
+from solver.context import RunContext  # noqa: E402
+from solver.errors import InputError  # noqa: E402
+from solver.io.summary import (git_commit, now_utc, solver_version, units_of,  # noqa: E402
+                               write_summary)
+from solver.io.table import plot_title, write_rows  # noqa: E402
+from solver.parallel import dynamic_share, gather_rows  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_jiweishan  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER_SLOPES = {"dacn": 0.90, "dacw": -0.19}
+FRICTION_COLUMNS = ["friction_deg", "sliding_distance_m", "runout_m", "broken_fraction",
+                    "sliding_faces_broken_fraction", "deposit_thickness_max_m",
+                    "peak_speed_mps", "failed", "stopped", "runout_time_s", "wall_s"]
+CFFA_COLUMNS = ["dacn_deg", "dacw_deg", "dip_deg", "dip_direction_deg", "cffa_deg",
+                "holds_deg", "fails_deg", "wedge_theory_deg", "runs"]
+UNITS = {"friction_deg": "deg", "sliding_distance_m": "m", "runout_m": "m",
+         "broken_fraction": "-", "sliding_faces_broken_fraction": "-",
+         "deposit_thickness_max_m": "m", "peak_speed_mps": "m/s", "failed": "-",
+         "stopped": "-", "runout_time_s": "s", "wall_s": "s", "dacn_deg": "deg",
+         "dacw_deg": "deg", "dip_deg": "deg", "dip_direction_deg": "deg", "cffa_deg": "deg",
+         "holds_deg": "deg", "fails_deg": "deg", "wedge_theory_deg": "deg", "runs": "-"}
+
+
+def friction_overrides(case_path: Path, phi: float) -> list[str]:
+    """``--set`` values giving every material, interface pair and the contact the friction
+    angle ``phi``."""
+    data = tomllib.loads(case_path.read_text())
+    out = [f"materials[{k}].friction_deg={phi}" for k in range(len(data.get("materials", [])))]
+    pairs = data.get("interface", {}).get("pairs", [])
+    out += [f"interface.pairs[{k}].friction_deg={phi}" for k in range(len(pairs))]
+    return out + [f"contact.friction_deg={phi}"]
+
+
+def run_case(case_path: Path, out_dir: Path, overrides: list[str]) -> dict:
+    """Run a CDEM case on this rank alone (COMM_SELF) into ``out_dir``; its summary."""
+    from solver.cdem.results import RESULT_UNITS
+    from solver.cdem.run import run
+
+    case = load_case(case_path, overrides)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started, start = now_utc(), time.perf_counter()
+    output = run(case, RunContext(comm=MPI.COMM_SELF, out_dir=out_dir, quiet=True))
+    wall = time.perf_counter() - start
+    write_summary(out_dir, case.name, case.module, 1, wall, output.steps, output.results,
+                  started=started, solver_version=solver_version(), git_commit=git_commit(),
+                  converged=not output.unconverged,
+                  units=units_of(output.results, RESULT_UNITS))
+    return {"wall_s": wall, **output.results}
+
+
+def bisect_critical_friction(fails, low: float, high: float, tolerance: float,
+                             limit: float = 80.0) -> tuple[float, float, int]:
+    """(holds, fails) friction angles [deg] at most ``tolerance`` apart around the critical
+    angle of a model that fails below it: ``fails(phi)`` runs the model. The bracket
+    [low, high] is widened by its width until low fails and high holds. Returns (angle it
+    holds at, angle it fails at, runs)."""
+    runs = 0
+    width = high - low
+    while True:
+        runs += 1
+        if fails(low) or low <= 0.0:
+            break
+        low, high = max(low - width, 0.0), low
+    while True:
+        runs += 1
+        if not fails(high) or high >= limit:
+            break
+        low, high = high, min(high + width, limit)
+    while high - low > tolerance:
+        mid = 0.5 * (low + high)
+        runs += 1
+        if fails(mid):
+            low = mid
+        else:
+            high = mid
+    return high, low, runs
+
+
+def wedge_critical_friction(dacn_deg: float, dacw_deg: float) -> float:
+    """Critical friction angle [deg] of a rigid block on the bed, pressed against a vertical
+    wall along the sliding direction when the bed dips towards it (DACW > 0), the same
+    friction on both (limit equilibrium of a wedge): the block slides along the bed-wall
+    intersection d, plunging at DACN; with the weight W and the normal reactions N_b, N_w of
+    the bed and the wall in the plane normal to d, tan(phi_c) = W sin(DACN) / (N_b + N_w).
+    Without wall contact (DACW <= 0) it is the true dip."""
+    tn, tw = math.tan(math.radians(dacn_deg)), math.tan(math.radians(dacw_deg))
+    if tw <= 0.0:
+        return math.degrees(math.atan(math.hypot(tn, tw)))
+    d = np.array([0.0, 1.0, -tn]) / math.hypot(1.0, tn)
+    gravity = np.array([0.0, 0.0, -1.0])
+    across = gravity - (gravity @ d) * d
+    n_bed = np.array([-tw, tn, 1.0]) / math.sqrt(1.0 + tw * tw + tn * tn)
+    n_wall = np.array([1.0, 0.0, 0.0])
+    normal, *_ = np.linalg.lstsq(np.column_stack([n_bed, n_wall]), -across, rcond=None)
+    return math.degrees(math.atan2(gravity @ d, normal.sum()))
+
+
+# -- friction sweep -----------------------------------------------------------------------------
+
+def friction_sweep(comm, case_path: Path, angles: list[float], out: Path,
+                   extra: list[str]) -> list[dict] | None:
+    """Run the case at every friction angle (ranks take runs as they finish); the rows on
+    rank 0 (None elsewhere)."""
+    mine = []
+    for i in dynamic_share(comm, len(angles)):
+        phi = angles[i]
+        summary = run_case(case_path, out / f"phi_{phi:05.2f}",
+                           friction_overrides(case_path, phi) + extra)
+        mine.append((i, {"friction_deg": phi, **{k: summary[k] for k in FRICTION_COLUMNS[1:]}}))
+        print(f"rank {comm.rank}: phi {phi:g} deg: sliding distance "
+              f"{summary['sliding_distance_m']:.1f} m, broken fraction "
+              f"{summary['broken_fraction']:.3f} ({summary['wall_s']:.0f} s)", file=sys.stderr)
+    return gather_rows(comm, mine)
+
+
+def write_friction(out: Path, name: str, rows: list[dict]) -> None:
+    write_rows(out / "friction_sweep.csv", FRICTION_COLUMNS, UNITS,
+               ([r[c] for c in FRICTION_COLUMNS] for r in rows))
+    phi = [r["friction_deg"] for r in rows]
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    ax.plot(phi, [r["sliding_distance_m"] for r in rows], "o-", label="sliding distance")
+    ax.plot(phi, [r["runout_m"] for r in rows], "s--", label="front runout")
+    ax.set_xlabel("friction angle [deg]")
+    ax.set_ylabel("distance [m]")
+    ax.grid(alpha=0.3)
+    twin = ax.twinx()
+    twin.plot(phi, [r["broken_fraction"] for r in rows], "^:", color="C3",
+              label="broken fraction")
+    twin.set_ylabel("broken fraction of inner interfaces [-]", color="C3")
+    twin.set_ylim(0.0, 1.05)
+    lines = ax.get_legend_handles_labels()
+    more = twin.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
+    ax.set_title(plot_title(name, ["friction_deg"]), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "friction_sweep.png", dpi=110)
+    plt.close(fig)
+
+
+# -- CFFA -------------------------------------------------------------------------------------
+
+def cffa_points(dacn: list[float], dacw: list[float], fixed_dacn: float,
+                fixed_dacw: float) -> list[tuple[float, float]]:
+    """The (DACN, DACW) points: DACN varied at the fixed DACW, DACW varied at the fixed DACN
+    (without repeating a point)."""
+    points = [(n, fixed_dacw) for n in dacn] + [(fixed_dacn, w) for w in dacw]
+    return list(dict.fromkeys(points))
+
+
+def critical_friction_at(case_path: Path, out: Path, dacn: float, dacw: float,
+                         tolerance: float, geometry: list[str], guess: float = 4.0) -> dict:
+    """Mesh the simple model for (DACN, DACW) and bisect its CFFA (runs on this rank),
+    from the bracket of +-``guess`` deg around the rigid-wedge value."""
+    dip, direction = make_jiweishan.geometry_from_components(dacn, dacw)
+    folder = out / f"dacn_{dacn:05.2f}_dacw_{dacw:05.2f}"
+    folder.mkdir(parents=True, exist_ok=True)
+    mesh = folder / "simple.msh"
+    code = make_jiweishan.main(["coarse", "--out", str(mesh), "--set", f"dip_deg={dip}",
+                                "--set", f"dip_direction_deg={direction}",
+                                "--set", "runout_length_m=0", *sum((["--set", g]
+                                                                    for g in geometry), [])])
+    if code != 0:
+        raise InputError(str(mesh), "the builder refused the geometry (see above)")
+
+    def fails(phi: float) -> bool:
+        summary = run_case(case_path, folder / f"phi_{phi:07.4f}",
+                           [f"mesh.path={mesh}", *friction_overrides(case_path, phi)])
+        return bool(summary["failed"])
+
+    theory = wedge_critical_friction(dacn, dacw)
+    holds, fails_at, runs = bisect_critical_friction(fails, theory - guess, theory + guess,
+                                                     tolerance)
+    return {"dacn_deg": dacn, "dacw_deg": dacw, "dip_deg": dip, "dip_direction_deg": direction,
+            "cffa_deg": 0.5 * (holds + fails_at), "holds_deg": holds, "fails_deg": fails_at,
+            "wedge_theory_deg": theory, "runs": runs}
+
+
+def cffa_study(comm, case_path: Path, points: list[tuple[float, float]], out: Path,
+               tolerance: float, geometry: list[str]) -> list[dict] | None:
+    mine = []
+    for i in dynamic_share(comm, len(points)):
+        row = critical_friction_at(case_path, out, *points[i], tolerance, geometry)
+        print(f"rank {comm.rank}: DACN {row['dacn_deg']:g}, DACW {row['dacw_deg']:g}: CFFA "
+              f"{row['cffa_deg']:.3f} deg ({row['runs']} runs)", file=sys.stderr)
+        mine.append((i, row))
+    return gather_rows(comm, mine)
+
+
+def slope(rows: list[dict], x: str, fixed: str, value: float) -> tuple[float, list[dict]]:
+    """Least-squares slope of CFFA against ``x`` over the rows with ``fixed`` = value."""
+    chosen = sorted((r for r in rows if abs(r[fixed] - value) < 1e-9), key=lambda r: r[x])
+    if len(chosen) < 2:
+        return math.nan, chosen
+    return float(np.polyfit([r[x] for r in chosen], [r["cffa_deg"] for r in chosen], 1)[0]), \
+        chosen
+
+
+def write_cffa(out: Path, name: str, rows: list[dict], fixed_dacn: float,
+               fixed_dacw: float) -> dict:
+    write_rows(out / "cffa.csv", CFFA_COLUMNS, UNITS, ([r[c] for c in CFFA_COLUMNS]
+                                                       for r in rows))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    slopes = {}
+    for ax, x, fixed, value, key in ((axes[0], "dacn_deg", "dacw_deg", fixed_dacw, "dacn"),
+                                     (axes[1], "dacw_deg", "dacn_deg", fixed_dacn, "dacw")):
+        s, chosen = slope(rows, x, fixed, value)
+        slopes[key] = s
+        xs = [r[x] for r in chosen]
+        ax.plot(xs, [r["cffa_deg"] for r in chosen], "o-",
+                label=f"CDEM bisection, slope {s:.3f} (paper {PAPER_SLOPES[key]:+.2f})")
+        ax.plot(xs, [r["wedge_theory_deg"] for r in chosen], "k--",
+                label="rigid wedge, no key body")
+        ax.set_xlabel(f"{key.upper()} [deg] ({fixed.split('_')[0].upper()} = {value:.2f} deg)")
+        ax.set_ylabel("critical failure friction angle [deg]")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(plot_title(name, ["DACN", "DACW"]), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "cffa.png", dpi=110)
+    plt.close(fig)
+    return {"slope_dacn": slopes["dacn"], "slope_dacw": slopes["dacw"],
+            "paper_slope_dacn": PAPER_SLOPES["dacn"], "paper_slope_dacw": PAPER_SLOPES["dacw"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="study", required=True)
+    friction = sub.add_parser("friction", help="runout and fragmentation against friction")
+    friction.add_argument("--case", type=Path, default=ROOT / "cases" / "jiweishan.toml")
+    friction.add_argument("--angles", type=float, nargs="+",
+                          default=[8.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0])
+    friction.add_argument("--out", type=Path, default=Path("out/jiweishan_friction"))
+    friction.add_argument("--set", dest="overrides", action="append", default=[],
+                          help="override a case field in every run")
+    cffa = sub.add_parser("cffa", help="critical failure friction angle against DACN, DACW")
+    cffa.add_argument("--case", type=Path, default=ROOT / "cases" / "jiweishan_simple.toml")
+    cffa.add_argument("--dacn", type=float, nargs="+", default=[14.0, 17.0, 20.0, 23.0, 26.0])
+    cffa.add_argument("--dacw", type=float, nargs="+", default=[0.0, 3.0, 6.0, 9.0, 12.0])
+    cffa.add_argument("--fixed-dacn", type=float, default=20.0)
+    cffa.add_argument("--fixed-dacw", type=float, default=6.0)
+    cffa.add_argument("--tolerance", type=float, default=0.25)
+    cffa.add_argument("--out", type=Path, default=Path("out/jiweishan_cffa"))
+    cffa.add_argument("--geometry", action="append", default=[],
+                      help="override a builder field in every mesh, e.g. key_length_m=0")
+    args = parser.parse_args(argv)
+    comm = MPI.COMM_WORLD
+    start = time.perf_counter()
+    try:
+        if args.study == "friction":
+            rows = friction_sweep(comm, args.case, sorted(args.angles), args.out,
+                                  args.overrides)
+            extra = {}
+            if comm.rank == 0:
+                write_friction(args.out, "jiweishan friction sweep", rows)
+        else:
+            points = cffa_points(args.dacn, args.dacw, args.fixed_dacn, args.fixed_dacw)
+            rows = cffa_study(comm, args.case, points, args.out, args.tolerance,
+                              args.geometry)
+            extra = (write_cffa(args.out, "jiweishan CFFA", rows, args.fixed_dacn,
+                                args.fixed_dacw) if comm.rank == 0 else {})
+    except InputError as exc:
+        print(f"error: {exc.where}: {exc.message}", file=sys.stderr)
+        if comm.size > 1:
+            comm.Abort(2)
+        return 2
+    wall = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
+    if comm.rank == 0:
+        study = {"study": args.study, "ranks": comm.size, "wall_s": wall, "rows": rows, **extra}
+        (args.out / "study.json").write_text(json.dumps(study, indent=1))
+        print(f"wrote {args.out}/study.json ({wall:.0f} s on {comm.size} rank(s))",
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

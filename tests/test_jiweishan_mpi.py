@@ -1,0 +1,86 @@
+"""The coarse Jiweishan case over MPI ranks (run with mpiexec -n 2 ... --only-mpi): the same
+results and the same motion, to the last bit, on 1 and 2 ranks; the friction study spread
+over the ranks: the sliding distance falls with the friction angle, and above the critical
+angle the mass stays."""
+
+import importlib.util
+import math
+import sys
+
+import numpy as np
+import pytest
+import pyvista as pv
+from mpi4py import MPI
+
+from conftest import CASES, ROOT
+from solver.case import load_case
+from solver.cdem.run import run
+from solver.context import RunContext
+
+
+def _study():
+    if "jiweishan_study" not in sys.modules:
+        path = ROOT / "scripts" / "jiweishan_study.py"
+        spec = importlib.util.spec_from_file_location("jiweishan_study", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["jiweishan_study"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["jiweishan_study"]
+
+
+def _final_nodes(folder) -> np.ndarray:
+    """Node coordinates of the last frame, (n_elements, 8, 3) in element id order."""
+    grid = pv.read(sorted((folder / "jiweishan").glob("*.pvtu"))[-1])
+    corners = grid.cells.reshape(-1, 9)[:, 1:]
+    return grid.points[corners][np.argsort(grid.cell_data["block"])]
+
+
+def _close(a, b) -> bool:
+    """Equal results: integers, flags and names exactly, floats to round-off (the global
+    sums a reduction over ranks takes in another order)."""
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return a == b or (math.isnan(a) and math.isnan(b)) or \
+            abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+    return a == b
+
+
+@pytest.mark.mpi(min_size=2)
+def test_coarse_case_moves_the_same_on_1_and_2_ranks(tmp_path):
+    """12 s of runout after the failure (the mass breaks up, blocks cross rank borders and
+    meet in contact): results agree, node positions agree to the last bit."""
+    comm = MPI.COMM_WORLD
+    base = comm.bcast(tmp_path, root=0)
+    phi = _study().friction_overrides(CASES / "jiweishan.toml", 12.0)
+    case = load_case(CASES / "jiweishan.toml", phi + ["stages[2].duration=12.0",
+                                                      "output.every=0"])
+    spread = run(case, RunContext(comm=comm, out_dir=base / "all", quiet=True)).results
+    same = None
+    if comm.rank == 0:
+        alone = run(case, RunContext(comm=MPI.COMM_SELF, out_dir=base / "one",
+                                     quiet=True)).results
+        assert spread["failed"] and spread["broken_fraction"] > 0.2
+        assert spread["contact"]["in_compression"] > 0
+        same = _close(spread, alone) and np.array_equal(_final_nodes(base / "all"),
+                                                        _final_nodes(base / "one"))
+    assert comm.bcast(same, root=0)
+
+
+@pytest.mark.mpi(min_size=2)
+def test_sliding_distance_falls_with_friction_and_stops_above_critical(tmp_path):
+    comm = MPI.COMM_WORLD
+    base = comm.bcast(tmp_path, root=0)
+    angles = [12.0, 16.0, 24.0]
+    rows = _study().friction_sweep(comm, CASES / "jiweishan.toml", angles, base,
+                                   ["output.vtk=false"])
+    ok = None
+    if comm.rank == 0:
+        distance = [r["sliding_distance_m"] for r in rows]
+        ok = (distance[0] > distance[1] > distance[2]
+              and [r["failed"] for r in rows] == [True, True, False]
+              and all(r["stopped"] for r in rows[:2]) and distance[2] < 1.0)
+        print(rows)
+    assert comm.bcast(ok, root=0)
