@@ -247,6 +247,23 @@ def _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta):
 
 
 @njit(cache=True, inline="always")
+def _semi_spring_point(xs, b, f, v, alpha):
+    """Weighted sum of the face-f nodes xs[b + FACES[f]] with the semi-spring weights of
+    vertex v (1 - alpha + alpha / 4 on it, alpha / 4 on the others): the semi-spring's
+    point, or with increments its increment."""
+    w_other = 0.25 * alpha
+    w_vertex = 1.0 - alpha + w_other
+    p0 = p1 = p2 = 0.0
+    for k in range(4):
+        w = w_vertex if k == v else w_other
+        r = b + FACES[f, k]
+        p0 += w * xs[r, 0]
+        p1 += w * xs[r, 1]
+        p2 += w * xs[r, 2]
+    return p0, p1, p2
+
+
+@njit(cache=True, inline="always")
 def _partner_in_contact(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol):
     """Whether the semi-spring of face ft of element ct at the vertex nearest to vertex v of
     face f of element c sits at the same place and is in contact with face f: the two
@@ -271,15 +288,7 @@ def _partner_in_contact(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol):
     reach = alpha * (l_v + l_w) + tol
     if d_min > reach * reach:
         return False
-    w_other = 0.25 * alpha
-    w_vertex = 1.0 - alpha + w_other
-    p0 = p1 = p2 = 0.0
-    for k in range(4):
-        wk = w_vertex if k == w else w_other
-        r = bt + FACES[ft, k]
-        p0 += wk * xs[r, 0]
-        p1 += wk * xs[r, 1]
-        p2 += wk * xs[r, 2]
+    p0, p1, p2 = _semi_spring_point(xs, bt, ft, w, alpha)
     accepted, delta, _, _ = _face_accepts(frames, x, b, c, f, p0, p1, p2, tol)
     return accepted and delta < 0.0
 
@@ -299,16 +308,8 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, frames, candidates, e
         b = base[c]
         f = face[s]
         v = vertex[s]
-        p0 = p1 = p2 = u0 = u1 = u2 = 0.0
-        for k in range(4):
-            w = w_vertex if k == v else w_other
-            r = b + FACES[f, k]
-            p0 += w * x[r, 0]
-            p1 += w * x[r, 1]
-            p2 += w * x[r, 2]
-            u0 += w * du[r, 0]
-            u1 += w * du[r, 1]
-            u2 += w * du[r, 2]
+        p0, p1, p2 = _semi_spring_point(x, b, f, v, alpha)
+        u0, u1, u2 = _semi_spring_point(du, b, f, v, alpha)
         best = -1
         best_delta = -np.inf
         b_xi = b_eta = 0.0
