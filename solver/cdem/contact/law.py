@@ -18,7 +18,10 @@ landing flat sum to 2 zeta sqrt(S M), the single-contact damped oscillator, what
 mesh, and a block rebounds with solver.contact_laws.laws.clamped_restitution(e_n). The
 share is capped at each of the two elements' ``stable_mass``, the mass at which the
 dashpot's damping ratio on a node reaches the limit of the time step (see
-:func:`stable_dashpot_mass`).
+:func:`stable_dashpot_mass`). An n x n x n block landing flat puts 2 n node masses on each
+dashpot (damping ratio zeta sqrt(2 n) on the node), while the step assumes zeta sqrt(2):
+for strongly damped contacts of finely meshed blocks the cap binds and they rebound a few
+per cent high (4 x 4 x 4, e_n = 0.1: 3.7 % at time.safety 0.8, 0.8 % at 0.4).
 
 Energy booking: a force computed now acts over the next step, so the work of the dashpot
 term F_n - K_n delta (the dashpot, or minus the spring while the no-tension clamp holds) is
