@@ -102,7 +102,8 @@ def test_block_column_on_a_tilting_platform_fails_between_statics_bounds(tmp_pat
     """One column of the tilting stack (a 10x10x20 cm block, a 10 cm cube, four 5 cm cubes):
     it cannot fail before the rigid column tips (tan(theta) = (b/2) / z_com = 0.05/0.175,
     15.9 deg) and must have failed soon after the joints slide (phi = 26 deg); the 5 mm
-    detection under local damping lags the onset by a few degrees."""
+    detection under local damping lags the onset by a few degrees. Energy balance within
+    1 %, as on the full 72-block stack (measured 6.5e-4 there)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
@@ -114,3 +115,4 @@ def test_block_column_on_a_tilting_platform_fails_between_statics_bounds(tmp_pat
     r = run_case(case, tmp_path / "out", "output.vtk=false")["results"]
     assert r["stages"][1]["end"] == "observer"
     assert math.degrees(math.atan(0.05 / 0.175)) < r["failure_angle_deg"] < 28.0
+    assert r["energy_error"] < 0.01

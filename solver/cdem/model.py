@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
+from solver.cdem.bodies import exact_grid, glued_bodies, on_grid
 from solver.cdem.config import Config, Material
 from solver.cdem.constitutive import MODELS, lame
 from solver.cdem.contact import Contact, ContactElements, ContactParams
@@ -238,16 +240,23 @@ def element_frequency(density: np.ndarray, lam: np.ndarray, mu: np.ndarray,
     return 2.0 * np.sqrt(modulus / density) / thinnest_height(x_el)
 
 
+def node_frequency(density, lam, mu, x_el: np.ndarray, mass: np.ndarray,
+                   k_node: np.ndarray) -> np.ndarray:
+    """Bound of the highest frequency at every node (8 n_el,):
+    omega^2 = omega_el^2 + 2 k_node / m_node, the element's own largest frequency
+    (:func:`element_frequency`) plus the Gershgorin bound of the springs at the node, k_node
+    the spring (and contact) stiffness the node may carry."""
+    omega_el = element_frequency(density, lam, mu, x_el)
+    return np.sqrt(np.repeat(omega_el ** 2, 8) + 2.0 * k_node / mass)
+
+
 def stable_dt(density, lam, mu, x_el: np.ndarray, mass: np.ndarray, k_node: np.ndarray,
               zeta_node: np.ndarray, damping=((0.0, 0.0),)) -> np.ndarray:
-    """Stable central-difference step per element (n_el,), bound per node:
-    omega^2 <= omega_el^2 + 2 k_node / m_node (the element's own largest frequency,
-    :func:`element_frequency`, plus the Gershgorin bound of the springs at the node), k_node
-    the spring (and contact) stiffness the node may carry and zeta_node the damping ratio of
-    its contact dashpots; the smallest :func:`critical_step` over the stages' ``damping``
-    pairs (Cundall local alpha, mass-proportional c)."""
-    omega_el = element_frequency(density, lam, mu, x_el)
-    omega = np.sqrt(np.repeat(omega_el ** 2, 8) + 2.0 * k_node / mass)
+    """Stable central-difference step per element (n_el,), bound per node: omega its
+    :func:`node_frequency` and zeta_node the damping ratio of its contact dashpots; the
+    smallest :func:`critical_step` over the stages' ``damping`` pairs (Cundall local alpha,
+    mass-proportional c)."""
+    omega = node_frequency(density, lam, mu, x_el, mass, k_node)
     dt_node = np.min([critical_step(omega, zeta_node, alpha, c) for alpha, c in damping],
                      axis=0)
     return dt_node.reshape(-1, 8).min(axis=1)
@@ -317,31 +326,48 @@ def node_spring_stiffness(part: MeshPart, spring_k: np.ndarray, rank: int) -> np
 
 
 def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np.ndarray,
-             fixed: np.ndarray, glued: np.ndarray, tensile: np.ndarray,
-             cohesion: np.ndarray) -> tuple[Contact, np.ndarray]:
-    """The contact of this rank's elements and which of them are contact-capable (a
-    boundary or a breakable face); the search tolerance and margin scale with the median
-    face size of the capable elements."""
+             mass: np.ndarray, fixed: np.ndarray, interfaces: Interfaces, state: np.ndarray,
+             tensile: np.ndarray, cohesion: np.ndarray, k_node: np.ndarray,
+             damping: list[tuple[float, float]]) -> tuple[Contact, np.ndarray, np.ndarray]:
+    """The contact of this rank's elements, with the node stiffness ``k_node`` plus that
+    of the contact-capable elements (a boundary or a breakable face) and their nodes'
+    dashpot damping ratio, for the stable step. The search tolerance and margin scale with
+    the median face size of the capable elements; the dashpot masses come from the glued
+    bodies (solver.cdem.bodies) and are capped at the element's stable share under the
+    stages' ``damping`` pairs (solver.cdem.contact.law)."""
     c = cfg.contact
-    face_area = face_areas(part.coords[:, FACES].reshape(-1, 4, 3)).reshape(-1, 6)
     row = mats.row(part.groups)
+    face_area = face_areas(part.coords[:, FACES].reshape(-1, 4, 3)).reshape(-1, 6)
     h = volumes[:, None] / face_area
     k_n = (np.full(h.shape, c.normal_stiffness) if c.normal_stiffness > 0
            else c.stiffness_factor * (mats.lam + 2 * mats.mu)[row][:, None] / h)
     k_t = (np.full(h.shape, c.shear_stiffness) if c.shear_stiffness > 0
            else c.stiffness_factor * mats.mu[row][:, None] / h)
-    held = fixed.reshape(-1, 24).all(axis=1)
-    dashpot_mass = np.where(held, np.inf, mats.density[row] * volumes / 4.0)
+    glued = interfaces.glued_neighbours(state, part.n_el)
     breakable = ~(np.isinf(tensile) & np.isinf(cohesion))
     capable = (glued < 0).any(axis=1)
     f = part.faces
     for side in (0, 1):
         here = (f.owner[:, side] == comm.rank) & breakable
         capable[np.searchsorted(part.elem_gid, f.elem[here, side])] = True
-    size = global_median(comm, np.sqrt(face_area[capable]).ravel())
-    own = ContactElements(gid=part.elem_gid, dashpot_mass=dashpot_mass, face_area=face_area,
-                          k_n=k_n, k_t=k_t)
-    return Contact(comm, ContactParams.from_config(c, size), own, glued), capable
+    params = ContactParams.from_config(c, global_median(comm, np.sqrt(face_area[capable])
+                                                        .ravel()), damping)
+    k_node = k_node + np.repeat(np.where(capable, ContactElements.stable_stiffness(
+        k_n, k_t, face_area), 0.0), 8)
+    zeta_node = np.repeat(np.where(capable, params.node_damping_ratio, 0.0), 8)
+    omega = node_frequency(mats.density[row], mats.lam[row], mats.mu[row], part.coords, mass,
+                           k_node).reshape(-1, 8).max(axis=1)
+    held = fixed.reshape(-1, 24).all(axis=1)
+    node_mass = mass.reshape(-1, 8)
+    elem_mass = node_mass.sum(axis=1)
+    bodies = partial(glued_bodies, comm, interfaces.glue_halo, interfaces.a_side,
+                     interfaces.b_remote, gid=part.elem_gid, held=held,
+                     mass=on_grid(elem_mass, exact_grid(comm, elem_mass.max(initial=0.0),
+                                                        part.n_el)))
+    own = ContactElements(gid=part.elem_gid, face_area=face_area, k_n=k_n, k_t=k_t,
+                          node_mass=np.where(held, np.inf, node_mass.min(axis=1)),
+                          omega=omega, bodies=bodies)
+    return Contact(comm, params, own, glued), k_node, zeta_node
 
 
 def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
@@ -376,15 +402,14 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
                         stress=np.zeros((n_el, 8, 6)))
     k_node = node_spring_stiffness(part, np.maximum(k_area_n, k_area_s) * area, comm.rank)
     zeta_node = np.zeros(n_own)
+    damping = [stage.damping_terms for stage in cfg.stages]
     contact = None
     if cfg.contact.enabled:
-        glued = interfaces.glued_neighbours(springs.state, n_el)
-        contact, capable = _contact(comm, cfg, part, mats, volumes, fixed, glued, tensile,
-                                    cohesion)
-        k_node += np.repeat(np.where(capable, contact.stable_stiffness(), 0.0), 8)
-        zeta_node = np.repeat(np.where(capable, contact.node_damping_ratio(), 0.0), 8)
+        contact, k_node, zeta_node = _contact(comm, cfg, part, mats, volumes, mass, fixed,
+                                              interfaces, springs.state, tensile, cohesion,
+                                              k_node, damping)
     dt_el = stable_dt(elements.density, elements.lam, elements.mu, part.coords, mass, k_node,
-                      zeta_node, [stage.damping_terms for stage in cfg.stages])
+                      zeta_node, damping)
     return Model(nodes=nodes, elements=elements, springs=springs, interfaces=interfaces,
                  contact=contact, dt_limit_local=float(dt_el.min()) if n_el else np.inf,
                  n_cells_global=part.n_cells, n_faces_global=part.n_faces)

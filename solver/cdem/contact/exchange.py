@@ -7,19 +7,31 @@ Each such node share is keyed by the contact's place in the global order,
 ranks owning them, and every node's shares are summed in key order (0 + s_1) + s_2 + ...,
 so a node force is the same to the last bit on any partition.
 
-A ghost element travels at a renewal as one row of ``GHOST_WIDTH`` floats: global id, the
-owner's base row of its nodes, its 8 node coordinates, its 6 active-face flags and its
-dashpot mass.
+A ghost element travels at a renewal as one row of ``GHOST_WIDTH`` floats: global id, its
+body's label, owner rank and mass, its smallest node mass and highest node frequency, the
+owner's base row of its nodes, its 8 node coordinates and its 6 active-face flags.
+
+The loaded stiffness of a body (the dashpot's share of its mass, solver.cdem.contact.law)
+sums over every rank with contacts on it: :class:`BodySums` sends the partial sums to the
+body's owner and the totals back; the sums are exact (solver.cdem.bodies), so their order
+does not matter.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+from mpi4py import MPI
 from numba import njit
 
+from solver.cdem.halo import Neighbours
 from solver.mesh.topology import FACES
 
-GHOST_WIDTH = 33
+#: gid, label, owner, body mass, node mass, omega (the ELEMENT_FIELDS), base row, 24
+#: coordinates, 6 active flags.
+ELEMENT_FIELDS = 6
+GHOST_WIDTH = ELEMENT_FIELDS + 1 + 24 + 6
 
 
 @njit(cache=True)
@@ -225,15 +237,96 @@ def semi_spring_points(x, base, elem, face, vertex, alpha, out):
             out[s, c] = total
 
 
-def ghost_rows(gid, owner_base, coords, active, mass) -> np.ndarray:
-    """The rows (n, GHOST_WIDTH) that carry elements to a neighbour as ghosts."""
-    return np.hstack([gid[:, None].astype(float), owner_base[:, None].astype(float),
-                      coords.reshape(-1, 24), active.astype(float), mass[:, None]])
+def ghost_rows(fields, owner_base, coords, active) -> np.ndarray:
+    """The rows (n, GHOST_WIDTH) that carry elements to a neighbour as ghosts: fields (n,
+    ELEMENT_FIELDS), the owner's base rows, coordinates (n, 8, 3), active faces (n, 6)."""
+    return np.hstack([fields, owner_base[:, None].astype(float), coords.reshape(-1, 24),
+                      active.astype(float)])
 
 
-def unpack_ghosts(rows: np.ndarray):
-    """(gid, owner base row, coordinates (n * 8, 3), active (n, 6), dashpot mass) of
-    received ghost rows."""
-    return (rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64),
-            np.ascontiguousarray(rows[:, 2:26]).reshape(-1, 3), rows[:, 26:32] > 0.5,
-            rows[:, 32].copy())
+@dataclass
+class GhostElements:
+    """Received ghost elements (n,): gid, body label, owner and mass, node mass, omega,
+    the owner's base row of their nodes, x (n * 8, 3), active (n, 6)."""
+
+    gid: np.ndarray
+    label: np.ndarray
+    owner: np.ndarray
+    body_mass: np.ndarray
+    node_mass: np.ndarray
+    omega: np.ndarray
+    owner_base: np.ndarray
+    x: np.ndarray
+    active: np.ndarray
+
+
+def unpack_ghosts(rows: np.ndarray) -> GhostElements:
+    """The ghost elements of received rows."""
+    k = ELEMENT_FIELDS
+    return GhostElements(gid=rows[:, 0].astype(np.int64), label=rows[:, 1].astype(np.int64),
+                         owner=rows[:, 2].astype(np.int64), body_mass=rows[:, 3].copy(),
+                         node_mass=rows[:, 4].copy(), omega=rows[:, 5].copy(),
+                         owner_base=rows[:, k].astype(np.int64),
+                         x=np.ascontiguousarray(rows[:, k + 1:k + 25]).reshape(-1, 3),
+                         active=rows[:, k + 25:k + 31] > 0.5)
+
+
+class BodySums:
+    """Sums over ranks of per-body values (n_bodies,) of a rank's body table (labels,
+    owners): each rank sends its partial sums of the bodies owned elsewhere to their
+    owners, which add them and send the totals back. The pattern is set at each renewal
+    (collective; an alltoall of label lists, when any rank has a body owned elsewhere);
+    without such bodies nothing is exchanged."""
+
+    def __init__(self, comm, traffic=None, renewal_traffic=None):
+        self.comm = comm
+        self.traffic = traffic
+        self.renewal_traffic = renewal_traffic
+        self.neighbours = None
+        self.ranks: list[int] = []
+        self.crossing = False
+
+    def renew(self, labels: np.ndarray, owner: np.ndarray) -> None:
+        comm = self.comm
+        theirs = owner != comm.rank
+        self.crossing = comm.allreduce(bool(theirs.any()), op=MPI.LOR)
+        if not self.crossing:
+            return
+        outgoing = [labels[theirs & (owner == r)] for r in range(comm.size)]
+        incoming = comm.alltoall(outgoing)
+        if self.renewal_traffic is not None:
+            self.renewal_traffic.add(sum(a.nbytes for a in outgoing),
+                                     sum(a.nbytes for a in incoming))
+        ranks = sorted({r for r in range(comm.size) if len(outgoing[r]) or len(incoming[r])})
+        if comm.allreduce(ranks != self.ranks or self.neighbours is None, op=MPI.LOR):
+            if self.neighbours is not None:
+                self.neighbours.free()
+            self.neighbours = Neighbours(comm, ranks, self.traffic)
+            self.ranks = ranks
+        mine = labels[~theirs]
+        self.owned = np.unique(np.concatenate([mine, *[incoming[r] for r in ranks]]))
+        self.table_owned = np.nonzero(~theirs)[0]
+        self.owned_of_table = np.searchsorted(self.owned, mine)
+        self.send_pos = np.concatenate([np.nonzero(theirs & (owner == r))[0] for r in ranks]
+                                       + [np.zeros(0, dtype=np.int64)])
+        self.send_rows = np.array([len(outgoing[r]) for r in ranks], dtype=np.int64)
+        self.recv_pos = np.concatenate([np.searchsorted(self.owned, incoming[r]) for r in ranks]
+                                       + [np.zeros(0, dtype=np.int64)])
+        self.recv_rows = np.array([len(incoming[r]) for r in ranks], dtype=np.int64)
+
+    def total(self, values: np.ndarray) -> None:
+        """Replace every rank's partial sums ``values`` by the totals over all ranks
+        (collective)."""
+        if not self.crossing:
+            return
+        acc = np.zeros(len(self.owned))
+        acc[self.owned_of_table] = values[self.table_owned]
+        received = np.empty(len(self.recv_pos))
+        self.neighbours.alltoallv(np.ascontiguousarray(values[self.send_pos]),
+                                  self.send_rows, received, self.recv_rows)
+        np.add.at(acc, self.recv_pos, received)
+        values[self.table_owned] = acc[self.owned_of_table]
+        back = np.empty(len(self.send_pos))
+        self.neighbours.alltoallv(np.ascontiguousarray(acc[self.recv_pos]), self.recv_rows,
+                                  back, self.send_rows)
+        values[self.send_pos] = back

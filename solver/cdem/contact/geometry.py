@@ -16,8 +16,18 @@ target is the candidate face with
   negative delta counts only if the semi-spring lies inside the target element
   ((x_ss - x_g) . n_g <= tol for all six faces g, Feng et al. 2014 Eq. 8) and the face is
   the element's nearest one (the largest delta_g; case (b) of section 4.2),
-* the largest such delta (the nearest face); it is in contact when delta < 0, with overlap
-  -delta.
+* the largest such delta (the nearest face). The contact point is then the closest point q
+  of the bilinear face x(xi, eta) (its four nodes with the weights of the hexahedron's face
+  shape functions) and the normal that of the bilinear face at q: in contact when
+  delta = (x_ss - q) . n < 0, overlap -delta, the reaction spread over the four face nodes
+  with the shape-function weights. (A projection onto one triangle of the face took its
+  overlap from the face's plane and pushed through three nodes; on a warped face the two
+  disagree and the contact did work it did not book.)
+* its share of the contact: 1/2 when the semi-spring of the target face at the same place
+  (the target's vertex nearest to v, within alpha (L_v + L_w) plus the tolerance) is in
+  contact with face f too, else 1. Where two faces meet aligned, each place then holds two
+  semi-springs; each carries half the force and half the characteristic area (Feng et al.
+  2014, section 5), so coincident faces carry the contact once.
 
 Semi-edge (Feng et al. 2014 section 4.3, Eqs. 11-12): the segment joining the semi-springs
 of vertices v and v + 1. Only block edges take part (``ridge``: the edge's other face on the
@@ -31,8 +41,13 @@ semi-springs' business), the normal n = e1 x e2 / |..| turned outward of the tar
 element, and d = (P - Q) . n (Eq. 12). The edge is a target when d < -tol with P inside the
 target element (within the tolerance) and -d below alpha times the semi-edge's length (a
 deeper crossing belongs to the semi-springs, or is with an edge on the far side of the
-element); the shallowest such edge is taken, overlap -d - tol. P spreads over the face
-nodes with the semi-springs' weights, the reaction over Q0, Q1 with (1 - t, t).
+element); the shallowest such edge is taken, overlap -d - tol. The pair must also be a
+true edge-edge contact: n within the arc of outward normals of the target edge's two faces
+and -n within that of the own edge's (the Gauss-map test of edge pairs; Gregorius, "The
+separating axis test between convex polyhedra", GDC 2013). Nearly parallel edges of
+coincident faces otherwise meet with a normal in the face plane and a false overlap as deep
+as the indentation. P spreads over the face nodes with the semi-springs' weights, the
+reaction over Q0, Q1 with (1 - t, t).
 """
 
 from __future__ import annotations
@@ -57,6 +72,8 @@ def _edge_neighbours() -> np.ndarray:
 
 
 EDGE_NEIGHBOURS = _edge_neighbours()
+#: How far (as a sine) an edge-edge normal may lie outside the normal arc of either edge.
+EDGE_CONE_TOL = 0.05
 
 
 @njit(cache=True)
@@ -121,6 +138,20 @@ def _segment_enters(frames, c, a0, a1, a2, e0, e1, e2, tol):
 
 
 @njit(cache=True, inline="always")
+def _in_edge_cone(frames, qa, qb, m0, m1, m2):
+    """Whether the unit direction m (normal to the edge) lies within EDGE_CONE_TOL of the arc
+    of outward normals a, b of the two faces qa, qb meeting at a convex edge: m = la a + lb b
+    with la, lb >= 0 (Gauss map of the edge), i.e. m.a - (a.b) m.b and m.b - (a.b) m.a
+    both >= -EDGE_CONE_TOL."""
+    a0, a1, a2 = frames[qa, 3], frames[qa, 4], frames[qa, 5]
+    b0, b1, b2 = frames[qb, 3], frames[qb, 4], frames[qb, 5]
+    ab = a0 * b0 + a1 * b1 + a2 * b2
+    ma = m0 * a0 + m1 * a1 + m2 * a2
+    mb = m0 * b0 + m1 * b1 + m2 * b2
+    return ma - ab * mb >= -EDGE_CONE_TOL and mb - ab * ma >= -EDGE_CONE_TOL
+
+
+@njit(cache=True, inline="always")
 def _area(a0, a1, a2, b0, b1, b2, c0, c1, c2, n0, n1, n2):
     """Twice the signed area of triangle a, b, c seen along the normal n."""
     u0, u1, u2 = b0 - a0, b1 - a1, b2 - a2
@@ -128,13 +159,147 @@ def _area(a0, a1, a2, b0, b1, b2, c0, c1, c2, n0, n1, n2):
     return (u1 * v2 - u2 * v1) * n0 + (u2 * v0 - u0 * v2) * n1 + (u0 * v1 - u1 * v0) * n2
 
 
+@njit(cache=True, inline="always")
+def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol):
+    """Whether face ft of contact element ct (nodes xs[bt + a]) may be the target of the
+    point p (cases (a) and (b) of the module docstring): (accepted, plane distance delta,
+    a first guess of the point's face coordinates xi, eta from the triangle it projects
+    into)."""
+    fc = 6 * ct + ft
+    delta = _plane_distance(frames, fc, p0, p1, p2)
+    if delta > tol:
+        return False, delta, 0.0, 0.0
+    if delta < 0.0:
+        nearest = -np.inf
+        g_near = -1
+        for g in range(6):
+            dg = _plane_distance(frames, 6 * ct + g, p0, p1, p2)
+            if dg > nearest:
+                nearest, g_near = dg, g
+        if nearest > tol or g_near != ft:
+            return False, delta, 0.0, 0.0
+    n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
+    q0 = p0 - delta * n0
+    q1 = p1 - delta * n1
+    q2 = p2 - delta * n2
+    ri = bt + FACES[ft, 0]
+    for tri in range(2):
+        rj = bt + FACES[ft, 1 + tri]
+        rk = bt + FACES[ft, 2 + tri]
+        total = _area(xs[ri, 0], xs[ri, 1], xs[ri, 2], xs[rj, 0], xs[rj, 1], xs[rj, 2],
+                      xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2)
+        wi = _area(q0, q1, q2, xs[rj, 0], xs[rj, 1], xs[rj, 2],
+                   xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2) / total
+        wj = _area(xs[ri, 0], xs[ri, 1], xs[ri, 2], q0, q1, q2,
+                   xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2) / total
+        wk = 1.0 - wi - wj
+        if wi >= -1e-9 and wj >= -1e-9 and wk >= -1e-9:
+            if tri == 0:
+                return True, delta, wj + wk - wi, wk - wi - wj
+            return True, delta, wj - wi - wk, wj + wk - wi
+    return False, delta, 0.0, 0.0
+
+
+@njit(cache=True, inline="always")
+def _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta):
+    """Closest point q of the bilinear face ft (nodes A, B, C, D = xs[bt + FACES[ft]],
+    q = a + b xi + c eta + d xi eta) to p: Gauss-Newton from (xi, eta), exact in one
+    iteration on a parallelogram (two are taken), clamped to the face. Returns (xi, eta, q,
+    unit normal q_xi x q_eta), the normal outward (that of solver.cdem.hex8.quad_normal at
+    the face centre)."""
+    ra, rb, rc, rd = bt + FACES[ft, 0], bt + FACES[ft, 1], bt + FACES[ft, 2], bt + FACES[ft, 3]
+    a0 = 0.25 * (xs[ra, 0] + xs[rb, 0] + xs[rc, 0] + xs[rd, 0]) - p0
+    a1 = 0.25 * (xs[ra, 1] + xs[rb, 1] + xs[rc, 1] + xs[rd, 1]) - p1
+    a2 = 0.25 * (xs[ra, 2] + xs[rb, 2] + xs[rc, 2] + xs[rd, 2]) - p2
+    b0 = 0.25 * (xs[rb, 0] + xs[rc, 0] - xs[ra, 0] - xs[rd, 0])
+    b1 = 0.25 * (xs[rb, 1] + xs[rc, 1] - xs[ra, 1] - xs[rd, 1])
+    b2 = 0.25 * (xs[rb, 2] + xs[rc, 2] - xs[ra, 2] - xs[rd, 2])
+    c0 = 0.25 * (xs[rc, 0] + xs[rd, 0] - xs[ra, 0] - xs[rb, 0])
+    c1 = 0.25 * (xs[rc, 1] + xs[rd, 1] - xs[ra, 1] - xs[rb, 1])
+    c2 = 0.25 * (xs[rc, 2] + xs[rd, 2] - xs[ra, 2] - xs[rb, 2])
+    d0 = 0.25 * (xs[ra, 0] + xs[rc, 0] - xs[rb, 0] - xs[rd, 0])
+    d1 = 0.25 * (xs[ra, 1] + xs[rc, 1] - xs[rb, 1] - xs[rd, 1])
+    d2 = 0.25 * (xs[ra, 2] + xs[rc, 2] - xs[rb, 2] - xs[rd, 2])
+    for _ in range(2):
+        t0, t1, t2 = b0 + d0 * eta, b1 + d1 * eta, b2 + d2 * eta
+        e0, e1, e2 = c0 + d0 * xi, c1 + d1 * xi, c2 + d2 * xi
+        r0 = a0 + b0 * xi + c0 * eta + d0 * xi * eta
+        r1 = a1 + b1 * xi + c1 * eta + d1 * xi * eta
+        r2 = a2 + b2 * xi + c2 * eta + d2 * xi * eta
+        g00 = t0 * t0 + t1 * t1 + t2 * t2
+        g01 = t0 * e0 + t1 * e1 + t2 * e2
+        g11 = e0 * e0 + e1 * e1 + e2 * e2
+        h0 = t0 * r0 + t1 * r1 + t2 * r2
+        h1 = e0 * r0 + e1 * r1 + e2 * r2
+        det = g00 * g11 - g01 * g01
+        xi = min(1.0, max(-1.0, xi - (g11 * h0 - g01 * h1) / det))
+        eta = min(1.0, max(-1.0, eta - (g00 * h1 - g01 * h0) / det))
+    t0, t1, t2 = b0 + d0 * eta, b1 + d1 * eta, b2 + d2 * eta
+    e0, e1, e2 = c0 + d0 * xi, c1 + d1 * xi, c2 + d2 * xi
+    n0 = t1 * e2 - t2 * e1
+    n1 = t2 * e0 - t0 * e2
+    n2 = t0 * e1 - t1 * e0
+    inv = 1.0 / math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+    q0 = a0 + b0 * xi + c0 * eta + d0 * xi * eta + p0
+    q1 = a1 + b1 * xi + c1 * eta + d1 * xi * eta + p1
+    q2 = a2 + b2 * xi + c2 * eta + d2 * xi * eta + p2
+    return xi, eta, q0, q1, q2, n0 * inv, n1 * inv, n2 * inv
+
+
+@njit(cache=True, inline="always")
+def _semi_spring_point(xs, b, f, v, alpha):
+    """Weighted sum of the face-f nodes xs[b + FACES[f]] with the semi-spring weights of
+    vertex v (1 - alpha + alpha / 4 on it, alpha / 4 on the others): the semi-spring's
+    point, or with increments its increment."""
+    w_other = 0.25 * alpha
+    w_vertex = 1.0 - alpha + w_other
+    p0 = p1 = p2 = 0.0
+    for k in range(4):
+        w = w_vertex if k == v else w_other
+        r = b + FACES[f, k]
+        p0 += w * xs[r, 0]
+        p1 += w * xs[r, 1]
+        p2 += w * xs[r, 2]
+    return p0, p1, p2
+
+
+@njit(cache=True, inline="always")
+def _partner_in_contact(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol):
+    """Whether the semi-spring of face ft of element ct at the vertex nearest to vertex v of
+    face f of element c sits at the same place and is in contact with face f: the two
+    vertices lie within alpha (L_v + L_w) + tol (L the distance face centre - vertex), and
+    face f accepts the partner's point with a negative distance (the partner's own test)."""
+    rv = b + FACES[f, v]
+    w = 0
+    d_min = np.inf
+    for k in range(4):
+        r = bt + FACES[ft, k]
+        d2 = ((xs[r, 0] - x[rv, 0]) ** 2 + (xs[r, 1] - x[rv, 1]) ** 2
+              + (xs[r, 2] - x[rv, 2]) ** 2)
+        if d2 < d_min:
+            d_min, w = d2, k
+    qf = 6 * c + f
+    qt = 6 * ct + ft
+    rw = bt + FACES[ft, w]
+    l_v = math.sqrt((x[rv, 0] - frames[qf, 0]) ** 2 + (x[rv, 1] - frames[qf, 1]) ** 2
+                    + (x[rv, 2] - frames[qf, 2]) ** 2)
+    l_w = math.sqrt((xs[rw, 0] - frames[qt, 0]) ** 2 + (xs[rw, 1] - frames[qt, 1]) ** 2
+                    + (xs[rw, 2] - frames[qt, 2]) ** 2)
+    reach = alpha * (l_v + l_w) + tol
+    if d_min > reach * reach:
+        return False
+    p0, p1, p2 = _semi_spring_point(xs, bt, ft, w, alpha)
+    accepted, delta, _, _ = _face_accepts(frames, x, b, c, f, p0, p1, p2, tol)
+    return accepted and delta < 0.0
+
+
 @njit(cache=True)
 def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, frames, candidates, elem, face,
                          vertex, alpha, tol, target, overlap, normal, slip, own_w,
-                         target_node, target_w, target_elem):
-    """Target face, overlap, normal and slip of every semi-spring (module docstring).
-    Open semi-springs get overlap 0 (target: the face within the tolerance, or -1).
-    Returns the deepest overlap [m]."""
+                         target_node, target_w, target_elem, share):
+    """Target face, overlap, normal, slip and share of every semi-spring (module
+    docstring). Open semi-springs get overlap 0 (target: the face within the tolerance,
+    or -1). Returns the deepest overlap [m]."""
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
     deepest = 0.0
@@ -143,92 +308,60 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, frames, candidates, e
         b = base[c]
         f = face[s]
         v = vertex[s]
-        p0 = p1 = p2 = u0 = u1 = u2 = 0.0
-        for k in range(4):
-            w = w_vertex if k == v else w_other
-            r = b + FACES[f, k]
-            p0 += w * x[r, 0]
-            p1 += w * x[r, 1]
-            p2 += w * x[r, 2]
-            u0 += w * du[r, 0]
-            u1 += w * du[r, 1]
-            u2 += w * du[r, 2]
+        p0, p1, p2 = _semi_spring_point(x, b, f, v, alpha)
+        u0, u1, u2 = _semi_spring_point(du, b, f, v, alpha)
         best = -1
         best_delta = -np.inf
-        bw0 = bw1 = bw2 = 0.0
-        btri = 0
+        b_xi = b_eta = 0.0
         for j in range(candidates.shape[1]):
             fc = candidates[s, j]
             if fc < 0:
                 break
-            delta = _plane_distance(frames, fc, p0, p1, p2)
-            if delta > tol or delta <= best_delta:
+            if _plane_distance(frames, fc, p0, p1, p2) <= best_delta:
                 continue
             ct = fc // 6
-            ft = fc - 6 * ct
-            if delta < 0.0:
-                nearest = -np.inf
-                g_near = -1
-                for g in range(6):
-                    dg = _plane_distance(frames, 6 * ct + g, p0, p1, p2)
-                    if dg > nearest:
-                        nearest, g_near = dg, g
-                if nearest > tol or g_near != ft:
-                    continue
-            n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
-            q0 = p0 - delta * n0
-            q1 = p1 - delta * n1
-            q2 = p2 - delta * n2
             xs = x if ct < n_own else gx
-            bt = base[ct]
-            ri = bt + FACES[ft, 0]
-            for tri in range(2):
-                rj = bt + FACES[ft, 1 + tri]
-                rk = bt + FACES[ft, 2 + tri]
-                total = _area(xs[ri, 0], xs[ri, 1], xs[ri, 2], xs[rj, 0], xs[rj, 1], xs[rj, 2],
-                              xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2)
-                wi = _area(q0, q1, q2, xs[rj, 0], xs[rj, 1], xs[rj, 2],
-                           xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2) / total
-                wj = _area(xs[ri, 0], xs[ri, 1], xs[ri, 2], q0, q1, q2,
-                           xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2) / total
-                wk = 1.0 - wi - wj
-                if wi >= -1e-9 and wj >= -1e-9 and wk >= -1e-9:
-                    best, best_delta = fc, delta
-                    bw0, bw1, bw2, btri = wi, wj, wk, tri
-                    break
+            accepted, delta, xi, eta = _face_accepts(frames, xs, base[ct], ct, fc - 6 * ct,
+                                                     p0, p1, p2, tol)
+            if accepted:
+                best, best_delta, b_xi, b_eta = fc, delta, xi, eta
+        overlap[s] = 0.0
         if best < 0:
             target[s] = -1
-            overlap[s] = 0.0
             continue
         ct = best // 6
         ft = best - 6 * ct
         target[s] = 6 * gid[ct] + ft
-        if best_delta >= 0.0:
-            overlap[s] = 0.0
-            continue
-        overlap[s] = -best_delta
-        deepest = max(deepest, -best_delta)
-        normal[s, 0] = frames[best, 3]
-        normal[s, 1] = frames[best, 4]
-        normal[s, 2] = frames[best, 5]
-        target_elem[s] = ct
-        a0, a1, a2 = FACES[ft, 0], FACES[ft, 1 + btri], FACES[ft, 2 + btri]
-        us = du if ct < n_own else gdu
+        xs = x if ct < n_own else gx
         bt = base[ct]
-        ra, rb, rc = bt + a0, bt + a1, bt + a2
-        slip[s, 0] = u0 - (bw0 * us[ra, 0] + bw1 * us[rb, 0] + bw2 * us[rc, 0])
-        slip[s, 1] = u1 - (bw0 * us[ra, 1] + bw1 * us[rb, 1] + bw2 * us[rc, 1])
-        slip[s, 2] = u2 - (bw0 * us[ra, 2] + bw1 * us[rb, 2] + bw2 * us[rc, 2])
+        xi, eta, q0, q1, q2, n0, n1, n2 = _bilinear_projection(xs, bt, ft, p0, p1, p2, b_xi,
+                                                               b_eta)
+        delta = (p0 - q0) * n0 + (p1 - q1) * n1 + (p2 - q2) * n2
+        if delta >= 0.0:
+            continue
+        overlap[s] = -delta
+        deepest = max(deepest, -delta)
+        normal[s, 0] = n0
+        normal[s, 1] = n1
+        normal[s, 2] = n2
+        target_elem[s] = ct
+        share[s] = 0.5 if _partner_in_contact(x, xs, b, bt, frames, c, f, v, ct, ft, alpha,
+                                              tol) else 1.0
+        us = du if ct < n_own else gdu
+        weights = (0.25 * (1.0 - xi) * (1.0 - eta), 0.25 * (1.0 + xi) * (1.0 - eta),
+                   0.25 * (1.0 + xi) * (1.0 + eta), 0.25 * (1.0 - xi) * (1.0 + eta))
+        m0 = m1 = m2 = 0.0
         for k in range(4):
+            r = bt + FACES[ft, k]
+            m0 += weights[k] * us[r, 0]
+            m1 += weights[k] * us[r, 1]
+            m2 += weights[k] * us[r, 2]
             own_w[s, k] = w_vertex if k == v else w_other
-        target_node[s, 0] = 8 * ct + a0
-        target_node[s, 1] = 8 * ct + a1
-        target_node[s, 2] = 8 * ct + a2
-        target_node[s, 3] = -1
-        target_w[s, 0] = bw0
-        target_w[s, 1] = bw1
-        target_w[s, 2] = bw2
-        target_w[s, 3] = 0.0
+            target_node[s, k] = 8 * ct + FACES[ft, k]
+            target_w[s, k] = weights[k]
+        slip[s, 0] = u0 - m0
+        slip[s, 1] = u1 - m1
+        slip[s, 2] = u2 - m2
     return deepest
 
 
@@ -249,6 +382,8 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
         target[s] = -1
         if not active[c, EDGE_NEIGHBOURS[f, v0]]:
             continue
+        own_f = 6 * c + f
+        own_g = 6 * c + EDGE_NEIGHBOURS[f, v0]
         v1 = (v0 + 1) % 4
         b = base[c]
         a0 = a1 = a2 = e0 = e1 = e2 = 0.0
@@ -325,6 +460,10 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
                 d = ((p0 - xs[q0, 0] - pt * g0) * n0 + (p1 - xs[q0, 1] - pt * g1) * n1
                      + (p2 - xs[q0, 2] - pt * g2) * n2)
                 if d >= -tol or d <= best_d or -d > alpha * math.sqrt(aa):
+                    continue
+                if not (_in_edge_cone(frames, 6 * ct + ft, 6 * ct + EDGE_NEIGHBOURS[ft, jj],
+                                      n0, n1, n2)
+                        and _in_edge_cone(frames, own_f, own_g, -n0, -n1, -n2)):
                     continue
                 if not _inside_element(frames, ct, p0, p1, p2, tol):
                     continue

@@ -24,6 +24,7 @@ renewals only ghost increments and node shares cross ranks, and only between nei
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,12 +33,13 @@ from mpi4py import MPI
 from solver.cdem.contact.detect import (box_distance, boxes_within, face_spheres,
                                         faces_near_boxes, find_candidates, moved_beyond,
                                         surface_boxes)
+from solver.cdem.bodies import Bodies, exact_grid, on_grid
 from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST_WIDTH,
-                                          VERTEX_FACE, ShareBuffers, contact_types,
-                                          count_loaded, ghost_rows, node_shares, ordered_sums,
-                                          semi_spring_points, unpack_ghosts)
+                                          VERTEX_FACE, BodySums, GhostElements, ShareBuffers,
+                                          contact_types, count_loaded, ghost_rows, node_shares,
+                                          ordered_sums, semi_spring_points, unpack_ghosts)
 from solver.cdem.contact.geometry import face_frames, semi_edge_geometry, semi_spring_geometry
-from solver.cdem.contact.law import contact_law
+from solver.cdem.contact.law import contact_law, loaded_stiffness, stable_dashpot_mass
 from solver.cdem.contact.records import N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords
 from solver.cdem.halo import Halo, Neighbours, Traffic
 from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
@@ -50,7 +52,9 @@ TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, 
 class ContactParams:
     """alpha the indentation (Feng et al. 2014 Eq. 3); tol, margin the search tolerance and
     margin [m]; mu the friction coefficient; damping_ratio zeta of the normal dashpot;
-    renew_every the steps between renewals; size the median face size [m] they scale."""
+    renew_every the steps between renewals; size the median face size [m] they scale;
+    step_damping the stages' (Cundall local alpha, mass-proportional c) pairs the stable
+    step holds under (solver.cdem.model.critical_step)."""
 
     alpha: float
     tol: float
@@ -59,26 +63,46 @@ class ContactParams:
     damping_ratio: float
     renew_every: int
     size: float
+    step_damping: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
+
+    @property
+    def node_damping_ratio(self) -> float:
+        """Damping ratio of a semi-spring's dashpot on its vertex node alone when it carries
+        a quarter of a single element's mass, c / (2 sqrt(K m_node)) = zeta sqrt(m / m_node)
+        = zeta sqrt(2) (m_node = M / 8): what the stable step assumes; heavier shares are
+        capped at the step's limit (solver.cdem.contact.law.stable_dashpot_mass)."""
+        return self.damping_ratio * math.sqrt(2.0)
 
     @classmethod
-    def from_config(cls, c, size: float) -> ContactParams:
+    def from_config(cls, c, size: float,
+                    step_damping=((0.0, 0.0),)) -> ContactParams:
         return cls(alpha=c.indentation, tol=c.tolerance * size, margin=c.margin * size,
                    mu=math.tan(math.radians(c.friction_deg)),
                    damping_ratio=damping_ratio_from_restitution(c.restitution),
-                   renew_every=c.renew_every, size=size)
+                   renew_every=c.renew_every, size=size, step_damping=tuple(step_damping))
 
 
 @dataclass
 class ContactElements:
-    """What the contact needs of the rank's own elements (n,): gid global ids; dashpot_mass
-    a quarter of the element mass [kg] (inf: held); face_area (n, 6) initial face areas
-    [m2]; k_n, k_t (n, 6) contact stiffness per unit area of each face [Pa/m]."""
+    """What the contact needs of the rank's own elements (n,): gid global ids; face_area
+    (n, 6) initial face areas [m2]; k_n, k_t (n, 6) contact stiffness per unit area of each
+    face [Pa/m]; node_mass the smallest node mass [kg] and omega the highest node frequency
+    of the stable-step bound [1/s] (solver.cdem.model.stable_dt) of each element; bodies:
+    glue state (n, 6) -> solver.cdem.bodies.Bodies of the own elements (collective)."""
 
     gid: np.ndarray
-    dashpot_mass: np.ndarray
     face_area: np.ndarray
     k_n: np.ndarray
     k_t: np.ndarray
+    node_mass: np.ndarray
+    omega: np.ndarray
+    bodies: Callable[[np.ndarray], Bodies]
+
+    @staticmethod
+    def stable_stiffness(k_n: np.ndarray, k_t: np.ndarray, face_area: np.ndarray) -> np.ndarray:
+        """Contact stiffness a node of each element (per-area stiffness and face areas (n,
+        6)) may carry at most (3 own semi-springs + 3 targets), (n,)."""
+        return 6.0 * (np.maximum(k_n, k_t) * face_area / 4.0).max(axis=1)
 
 
 class Contact:
@@ -106,6 +130,11 @@ class Contact:
         self.shares = ShareBuffers(8 * len(own.gid))
         self.ss = None
         self.se = None
+        faces = 6 * comm.allreduce(len(own.gid))
+        largest = float(np.max(own.k_n * own.face_area, initial=0.0))
+        self.k_grid = 2.0 * exact_grid(comm, largest, 8 * faces)
+        self.body_sums = BodySums(comm, self.traffic, self.renewal_traffic)
+        self.dt = 0.0
         self.set_glue(glued)
 
     # -- active faces ----------------------------------------------------------------------
@@ -114,6 +143,7 @@ class Contact:
         face (-1: none, the face is active). Records of faces that stay active keep their
         state; a renewal follows at the next step."""
         self.glued = glued
+        self.bodies = self.own.bodies(glued)
         active = glued < 0
         self.own_active = np.nonzero(active.any(axis=1))[0]
         faces = (6 * self.own_active[:, None] + np.arange(6)).ravel()
@@ -128,30 +158,44 @@ class Contact:
         face_of = np.repeat(faces, 4)[order]
         elem = k_of[face_of // 6]
         area = self.own.face_area.ravel()[face_of] / 4.0
-        k_n = self.own.k_n.ravel()[face_of] * area
+        k_n = on_grid(self.own.k_n.ravel()[face_of] * area, self.k_grid)
         k_t = self.own.k_t.ravel()[face_of] * area
-        zeta = self.p.damping_ratio
-        self.ss = ContactRecords.build(SEMI_SPRING, key, elem, k_n, k_t, zeta, self.ss)
-        self.se = ContactRecords.build(SEMI_EDGE, key, elem, 2.0 * k_n, 2.0 * k_t, zeta,
-                                       self.se)
+        self.ss = ContactRecords.build(SEMI_SPRING, key, elem, k_n, k_t, self.ss)
+        self.se = ContactRecords.build(SEMI_EDGE, key, elem, 2.0 * k_n, 2.0 * k_t, self.se)
         self.candidates = np.full((len(key), N_CANDIDATES), -1, dtype=np.int64)
         self.x_renewal = None
         self.ghost_halo = None
-        self._set_elements(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
-                           np.zeros((0, 3)), np.zeros((0, 6), dtype=bool), np.zeros(0))
+        self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
 
-    def _set_elements(self, ghost_gid, ghost_base, ghost_x, ghost_active, ghost_mass) -> None:
-        """Contact elements: own active ones, then the ghosts."""
+    def _own_element_rows(self) -> np.ndarray:
+        """The ghost-row fields (solver.cdem.contact.exchange.ghost_rows) of the own active
+        elements, but for their coordinates."""
+        own, b = self.own_active, self.bodies
+        return np.column_stack([self.own.gid[own], b.label[own], b.owner[own], b.mass[own],
+                                self.own.node_mass[own], self.own.omega[own]])
+
+    def _set_elements(self, ghosts: GhostElements) -> None:
+        """Contact elements: own active ones, then the ghosts; the bodies they belong to."""
         own = self.own_active
         self.n_own = len(own)
-        self.gid = np.concatenate([self.own.gid[own], ghost_gid])
-        self.mass = np.concatenate([self.own.dashpot_mass[own], ghost_mass])
-        self.active = np.concatenate([self.glued[own] < 0, ghost_active])
-        self.base = np.concatenate([8 * own, 8 * np.arange(len(ghost_gid))]).astype(np.int64)
-        self.gx = np.ascontiguousarray(ghost_x)
+        mine = self._own_element_rows()
+        self.gid = np.concatenate([self.own.gid[own], ghosts.gid])
+        self.active = np.concatenate([self.glued[own] < 0, ghosts.active])
+        self.base = np.concatenate([8 * own, 8 * np.arange(len(ghosts.gid))]).astype(np.int64)
+        self.gx = np.ascontiguousarray(ghosts.x)
         self.gdu = np.zeros_like(self.gx)
         self.frames = np.zeros((6 * len(self.gid), 6))
         self.centroid = np.zeros((len(self.gid), 3))
+        label = np.concatenate([mine[:, 1], ghosts.label]).astype(np.int64)
+        owner = np.concatenate([mine[:, 2], ghosts.owner]).astype(np.int64)
+        self.node_mass = np.concatenate([mine[:, 4], ghosts.node_mass])
+        self.omega = np.concatenate([mine[:, 5], ghosts.omega])
+        self.body_labels, first, self.body_of = np.unique(label, return_index=True,
+                                                          return_inverse=True)
+        self.body_mass = np.concatenate([mine[:, 3], ghosts.body_mass])[first]
+        self.body_sum = np.zeros(len(first))
+        self.body_owner = owner[first]
+        self.dt = 0.0
 
     # -- per step --------------------------------------------------------------------------
     def refresh_ghosts(self, du: np.ndarray) -> None:
@@ -182,18 +226,28 @@ class Contact:
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.frames,
             self.candidates, ss.elem, ss.face, ss.vertex, p.alpha, p.tol, ss.target,
             ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node, ss.target_w,
-            ss.target_elem)
+            ss.target_elem, ss.share)
         edge_deepest = semi_edge_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
             p.tol, se.target, se.overlap, se.normal, se.slip, se.own_w, se.target_node,
             se.target_w, se.target_elem)
+        if dt != self.dt:
+            self.dt = dt
+            self.stable_mass = stable_dashpot_mass(self.node_mass, self.omega,
+                                                   p.damping_ratio, dt, p.step_damping)
+        self.body_sum[:] = 0.0
+        for rec in (ss, se):
+            loaded_stiffness(rec.overlap, rec.elem, rec.target_elem, rec.share, rec.k_n,
+                             self.body_of, self.body_sum)
+        self.body_sums.total(self.body_sum)
         stored = 0.0
         for rec in (ss, se):
             _, energy = contact_law(rec.overlap, rec.normal, rec.slip, rec.elem,
-                                    rec.target_elem, rec.k_n, rec.k_t, rec.c_unit, self.mass,
-                                    p.mu, dt, rec.f_t, rec.f_n, rec.status, rec.dashpot,
-                                    rec.force, self.tally)
+                                    rec.target_elem, rec.share, rec.k_n, rec.k_t,
+                                    p.damping_ratio, self.body_of, self.body_mass,
+                                    self.body_sum, self.stable_mass, p.mu, dt, rec.f_t, rec.f_n,
+                                    rec.status, rec.dashpot, rec.force, self.tally)
             stored += energy
         self.tally[2] = stored
         self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
@@ -248,27 +302,28 @@ class Contact:
 
     def _exchange_ghosts(self, x: np.ndarray, du: np.ndarray, margin: float) -> None:
         """Ghost elements from the neighbours: those with a face within ``margin`` of this
-        rank's search cells, with their coordinates and this step's increments."""
-        self._set_elements(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
-                           np.zeros((0, 3)), np.zeros((0, 6), dtype=bool), np.zeros(0))
+        rank's search cells, with their coordinates and this step's increments; the
+        pattern of the bodies' sums."""
+        self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
         chosen = self._ghosts_for_neighbours(x, margin)
         own = self.own_active
         coords = x[self._own_rows()].reshape(-1, 8, 3)
-        send = [ghost_rows(self.own.gid[own[c]], 8 * own[c], coords[c], self.active[c],
-                           self.mass[c]) for c in chosen]
+        fields = self._own_element_rows()
+        send = [ghost_rows(fields[c], 8 * own[c], coords[c], self.active[c]) for c in chosen]
         payload = np.concatenate(send) if send else np.zeros((0, GHOST_WIDTH))
         received, per_rank = self.neighbours.exchange(
             payload, np.array([len(c) for c in chosen], dtype=np.int64))
-        gid, owner_base, gx, g_active, g_mass = unpack_ghosts(received)
+        ghosts = unpack_ghosts(received)
         ranks = self.neighbours.ranks
         self.ghost_rank = np.repeat(np.array(ranks, dtype=np.int64), per_rank)
-        self.ghost_owner_base = owner_base
+        self.ghost_owner_base = ghosts.owner_base
         first = np.concatenate([[0], np.cumsum(per_rank)])
         self.ghost_halo = Halo(
             self.neighbours, {r: (8 * own[c][:, None] + np.arange(8)).ravel()
                               for r, c in zip(ranks, chosen)},
             {r: np.arange(8 * first[i], 8 * first[i + 1]) for i, r in enumerate(ranks)})
-        self._set_elements(gid, owner_base, gx, g_active, g_mass)
+        self._set_elements(ghosts)
+        self.body_sums.renew(self.body_labels, self.body_owner)
         self.ghost_halo.forward(du, into=self.gdu)
 
     def _ghosts_for_neighbours(self, x: np.ndarray, margin: float) -> list[np.ndarray]:
@@ -379,19 +434,9 @@ class Contact:
                            self.p.alpha, points)
         return points
 
-    def stable_stiffness(self) -> np.ndarray:
-        """Contact stiffness a node of each own element may carry at most (3 own
-        semi-springs + 3 targets), (n_own_elements,)."""
-        return 6.0 * (np.maximum(self.own.k_n, self.own.k_t) * self.own.face_area / 4.0) \
-            .max(axis=1)
-
-    def node_damping_ratio(self) -> float:
-        """Damping ratio of a semi-spring's dashpot on its vertex node alone,
-        c / (2 sqrt(k m_node)) = zeta sqrt(m_eff / m_node) = zeta sqrt(2) (m_node = M / 8)."""
-        return self.p.damping_ratio * math.sqrt(2.0)
-
     def nbytes(self) -> int:
         """Bytes of the arrays the contact holds (records, candidates, contact elements)."""
-        arrays = [self.candidates, self.gid, self.mass, self.active, self.base, self.gx,
-                  self.gdu, self.frames, self.centroid, self.glued]
+        arrays = [self.candidates, self.gid, self.active, self.base, self.gx, self.gdu,
+                  self.frames, self.centroid, self.glued, self.node_mass, self.omega,
+                  self.body_of, self.body_labels, self.body_mass, self.body_sum]
         return self.ss.nbytes() + self.se.nbytes() + int(sum(a.nbytes for a in arrays))

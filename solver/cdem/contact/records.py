@@ -9,8 +9,8 @@ forces are summed.
 
 Characteristic areas (Feng et al. 2014, Eqs. 4-5): A_SS = A_face / 4 for a semi-spring,
 A_SE = A_SS,v + A_SS,v+1 = A_face / 2 for a semi-edge; spring constants K = k A with the
-per-area stiffness k of the face, dashpot c = 2 zeta sqrt(K m_eff) (``c_unit`` = 2 zeta
-sqrt(K), times sqrt(m_eff) in the law).
+per-area stiffness k of the face (the normal one on the grid of exact sums,
+solver.cdem.bodies, so that a body's loaded stiffness is the same summed in any order).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class ContactRecords:
 
     Identity: key (n,) increasing global keys; elem (n,) the contact element (an own active
     element) carrying it; face (n,) its local face 0..5; vertex (n,) 0..3.
-    Law constants: k_n, k_t (n,) [N/m]; c_unit (n,) 2 zeta sqrt(k_n).
+    Law constants: k_n, k_t (n,) [N/m].
     State carried from step to step: target (n,) global id of the target (face 6 g + f,
     edge 4 (6 g + f) + j; -1 none); f_t (n, 3) tangential force; dashpot (n, 2) last dashpot
     force and overlap rate; f_n (n,) normal force; status (n,) STICK / SLIP / OPEN.
@@ -39,8 +39,10 @@ class ContactRecords:
     contact; normal (n, 3) unit normal out of the target;
     slip (n, 3) relative displacement increment; own_w (n, 4) weights of the carrying
     face's nodes; target_node (n, 4) contact nodes 8 c + a of the target (-1 unused) and
-    their weights target_w (n, 4); target_elem (n,) target contact element. Output of the
-    law: force (n, 3) on the carrying face (its reaction on the target).
+    their weights target_w (n, 4); target_elem (n,) target contact element; share (n,) the
+    part of the contact the record carries, 1/2 where another semi-spring sits at the same
+    place in contact with the carrying face (Feng et al. 2014, section 5), else 1. Output
+    of the law: force (n, 3) on the carrying face (its reaction on the target).
     """
 
     kind: int
@@ -50,7 +52,6 @@ class ContactRecords:
     vertex: np.ndarray
     k_n: np.ndarray
     k_t: np.ndarray
-    c_unit: np.ndarray
     target: np.ndarray
     f_t: np.ndarray
     dashpot: np.ndarray
@@ -63,6 +64,7 @@ class ContactRecords:
     target_node: np.ndarray
     target_w: np.ndarray
     target_elem: np.ndarray
+    share: np.ndarray
     force: np.ndarray
 
     def __len__(self) -> int:
@@ -70,20 +72,20 @@ class ContactRecords:
 
     @classmethod
     def build(cls, kind: int, key: np.ndarray, elem: np.ndarray, k_n: np.ndarray,
-              k_t: np.ndarray, damping_ratio: float,
-              previous: ContactRecords | None = None) -> ContactRecords:
+              k_t: np.ndarray, previous: ContactRecords | None = None) -> ContactRecords:
         """Records for the given keys, carrying target, tangential force and dashpot state
         from ``previous`` where a key was already there (a face that stays active keeps its
         contact history when others break free)."""
         n = len(key)
         rec = cls(kind=kind, key=key, elem=elem, face=(key // 4) % 6, vertex=key % 4,
-                  k_n=k_n, k_t=k_t, c_unit=2.0 * damping_ratio * np.sqrt(k_n),
+                  k_n=k_n, k_t=k_t,
                   target=np.full(n, -1, dtype=np.int64), f_t=np.zeros((n, 3)),
                   dashpot=np.zeros((n, 2)), f_n=np.zeros(n),
-                  status=np.full(n, OPEN, dtype=np.int64), overlap=np.zeros(n), normal=np.zeros((n, 3)), slip=np.zeros((n, 3)),
+                  status=np.full(n, OPEN, dtype=np.int64), overlap=np.zeros(n),
+                  normal=np.zeros((n, 3)), slip=np.zeros((n, 3)),
                   own_w=np.zeros((n, 4)), target_node=np.full((n, 4), -1, dtype=np.int64),
                   target_w=np.zeros((n, 4)), target_elem=np.full(n, -1, dtype=np.int64),
-                  force=np.zeros((n, 3)))
+                  share=np.ones(n), force=np.zeros((n, 3)))
         if previous is not None and len(previous) and n:
             at = np.minimum(np.searchsorted(previous.key, key), len(previous) - 1)
             kept = previous.key[at] == key
