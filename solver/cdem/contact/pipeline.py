@@ -368,9 +368,11 @@ class Contact:
                          "dashpot": rec.dashpot, "f_n": rec.f_n, "status": rec.status}
                   for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se))}
         tables["semi_springs"]["candidates"] = faces
-        tables["renewal"] = {"keys": self.own.gid[self.own_active],
-                             "x": self.x_renewal.reshape(-1, 8, 3)}
-        scalars = {"renewals": self.renewals, "steps": self.steps,
+        keys = self.own.gid[self.own_active]
+        renewed = self.x_renewal is not None
+        tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
+                                                 else np.zeros((len(keys), 8, 3)))}
+        scalars = {"renewed": renewed, "renewals": self.renewals, "steps": self.steps,
                    "steps_since_renewal": self.steps_since_renewal,
                    "checks": self.comm.allreduce(self.checks),
                    "max_overlap": self.comm.allreduce(self.max_overlap, op=MPI.MAX),
@@ -394,7 +396,8 @@ class Contact:
         if np.any((faces >= 0) & (self.gid[order][at] != elem)):
             raise RuntimeError("a potential target of the checkpoint has no ghost here")
         self.candidates = np.where(faces >= 0, 6 * order[at] + faces % 6, -1)
-        self.x_renewal = tables["renewal"]["x"].reshape(-1, 3).copy()
+        self.x_renewal = (tables["renewal"]["x"].reshape(-1, 3).copy() if scalars["renewed"]
+                          else None)
         self.renewals = scalars["renewals"]
         self.steps = scalars["steps"]
         self.steps_since_renewal = scalars["steps_since_renewal"]
