@@ -1,6 +1,7 @@
 """Contact detection and node-force kernels against brute-force references."""
 
 import numpy as np
+import pytest
 
 from solver.cdem.contact.detect import boxes_within, faces_near_boxes, find_candidates
 from solver.cdem.contact.exchange import ShareBuffers, ordered_sums
@@ -16,9 +17,14 @@ def _spheres(n_elements):
     return centre, radius
 
 
-def test_candidates_are_the_nearest_spheres_within_the_margin():
+@pytest.mark.parametrize("large", [0.0, 0.1], ids=["one size", "sizes 1:40"])
+def test_candidates_are_the_nearest_spheres_within_the_margin(large):
+    """Brute force against the hash; with a tenth of the faces up to 40 times larger, the
+    faces spread over several levels of the grid."""
     n_el, margin = 60, 0.3
     centre, radius = _spheres(n_el)
+    big = RNG.random(len(radius)) < large
+    radius[big] = RNG.random(np.count_nonzero(big)) * 3.5 + 0.5
     gid = RNG.permutation(1000)[:n_el]
     points = RNG.random((400, 3)) * 4.0
     point_elem = RNG.integers(0, 20, len(points))

@@ -7,9 +7,11 @@ sphere (centre c_f, radius R_f = the largest vertex distance) comes within the s
 margin of the semi-spring point p, gap = |p - c_f| - R_f <= margin, of elements other than
 the semi-spring's own and not glued to it, the 8 with the smallest gap (ties by global face
 id, so that the choice is the same on any partition). They are found with a spatial hash
-of face centres (cells of edge Rmax + margin, so every face within reach sits in the 27
-cells around p; the paper's static cell grid, hashed so that a runout spread over
-kilometres needs no dense grid; scripts/bench_search.py compares it with a k-d tree).
+of face centres on several levels of cell size (a face of reach R + margin on the level
+whose cells are just larger, so every face within reach sits in the 27 cells around p on
+its level; the paper's static cell grid, hashed so that a runout spread over kilometres
+needs no dense grid, and layered so that large and small elements can meet;
+scripts/bench_search.py compares it with a k-d tree).
 
 Ghost faces, in two levels at every renewal:
 
@@ -192,28 +194,57 @@ def _insert(row, gaps, ids, q, gap, gid, count):
 
 
 @njit(cache=True)
+def _grid_level(reach, smallest):
+    """Level L of a face of reach R + margin on the multi-level grid: the L with
+    ``smallest * 2**L <= reach < smallest * 2**(L + 1)``."""
+    level = 0
+    bound = 2.0 * smallest
+    while reach >= bound and level < 62:
+        level += 1
+        bound *= 2.0
+    return level
+
+
+@njit(cache=True)
+def _level_hash(level, i, j, k, mask):
+    return (_cell_hash(i, j, k, mask) ^ (level * 2654435761)) & mask
+
+
+@njit(cache=True)
 def find_candidates(points, point_elem, glued, centre, radius, gid, margin, candidates):
     """Fill ``candidates`` (n, 8) with the potential target faces of every semi-spring point
     (see the module docstring); -1 pads. point_elem (n,) the contact element of each point,
     glued (n_own, 6) global ids of the elements glued to it (-1 none), centre/radius the
     face spheres (radius < 0: inactive), gid (n_elements,) global element ids. Returns the
-    number of candidates stored."""
+    number of candidates stored.
+
+    The faces are hashed on a multi-level grid (LAMMPS's multi neighbour binning): a face
+    of reach R + margin sits on level L = floor(log2((R + margin) / r_0)) (r_0 the smallest
+    reach), whose cells have the edge h_L of the largest reach on it, so a point within
+    reach of the face lies in one of the 27 cells around the face centre's cell on that
+    level. A point looks at those 27 cells on
+    every occupied level. Cells sized by the largest face instead would put thousands of
+    small faces next to each point where coarse and fine parts of a mesh meet (the valley
+    floor and the sliding mass of Jiweishan)."""
     n_faces = radius.shape[0]
-    reach = 0.0
+    smallest = np.inf
     lo0 = lo1 = lo2 = np.inf
     n_active = 0
     for q in range(n_faces):
         if radius[q] >= 0.0:
             n_active += 1
-            reach = max(reach, radius[q])
+            smallest = min(smallest, radius[q] + margin)
             lo0 = min(lo0, centre[q, 0])
             lo1 = min(lo1, centre[q, 1])
             lo2 = min(lo2, centre[q, 2])
     if n_active == 0:
         candidates[:] = -1
         return 0
-    reach += margin
-    h = reach
+    edge = np.zeros(64)
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            level = _grid_level(radius[q] + margin, smallest)
+            edge[level] = max(edge[level], radius[q] + margin)
     size = 1
     while size < 2 * n_active:
         size *= 2
@@ -222,9 +253,11 @@ def find_candidates(points, point_elem, glued, centre, radius, gid, margin, cand
     start = np.zeros(size + 1, dtype=np.int64)
     for q in range(n_faces):
         if radius[q] >= 0.0:
-            b = _cell_hash(int(math.floor((centre[q, 0] - lo0) / h)),
-                           int(math.floor((centre[q, 1] - lo1) / h)),
-                           int(math.floor((centre[q, 2] - lo2) / h)), mask)
+            level = _grid_level(radius[q] + margin, smallest)
+            h = edge[level]
+            b = _level_hash(level, int(math.floor((centre[q, 0] - lo0) / h)),
+                            int(math.floor((centre[q, 1] - lo1) / h)),
+                            int(math.floor((centre[q, 2] - lo2) / h)), mask)
             bucket[q] = b
             start[b + 1] += 1
     for b in range(size):
@@ -235,6 +268,7 @@ def find_candidates(points, point_elem, glued, centre, radius, gid, margin, cand
         if radius[q] >= 0.0:
             members[fill[bucket[q]]] = q
             fill[bucket[q]] += 1
+    levels = np.nonzero(edge)[0]
     gaps = np.empty(N_CANDIDATES)
     ids = np.empty(N_CANDIDATES, dtype=np.int64)
     row = np.empty(N_CANDIDATES, dtype=np.int64)
@@ -243,34 +277,37 @@ def find_candidates(points, point_elem, glued, centre, radius, gid, margin, cand
         p0, p1, p2 = points[s, 0], points[s, 1], points[s, 2]
         own = point_elem[s]
         own_gid = gid[own]
-        i0 = int(math.floor((p0 - lo0) / h))
-        i1 = int(math.floor((p1 - lo1) / h))
-        i2 = int(math.floor((p2 - lo2) / h))
         count = 0
-        for c0 in range(i0 - 1, i0 + 2):
-            for c1 in range(i1 - 1, i1 + 2):
-                for c2 in range(i2 - 1, i2 + 2):
-                    b = _cell_hash(c0, c1, c2, mask)
-                    for m in range(start[b], start[b + 1]):
-                        q = members[m]
-                        d2 = ((p0 - centre[q, 0]) ** 2 + (p1 - centre[q, 1]) ** 2
-                              + (p2 - centre[q, 2]) ** 2)
-                        limit = radius[q] + margin
-                        if d2 > limit * limit:
-                            continue
-                        target = gid[q // 6]
-                        if target == own_gid:
-                            continue
-                        gap = math.sqrt(d2) - radius[q]
-                        if gap > margin:
-                            continue
-                        is_glued = False
-                        for g in range(6):
-                            if glued[own, g] == target:
-                                is_glued = True
-                        if is_glued:
-                            continue
-                        count = _insert(row, gaps, ids, q, gap, 6 * target + q % 6, count)
+        for level in levels:
+            h = edge[level]
+            i0 = int(math.floor((p0 - lo0) / h))
+            i1 = int(math.floor((p1 - lo1) / h))
+            i2 = int(math.floor((p2 - lo2) / h))
+            for c0 in range(i0 - 1, i0 + 2):
+                for c1 in range(i1 - 1, i1 + 2):
+                    for c2 in range(i2 - 1, i2 + 2):
+                        b = _level_hash(level, c0, c1, c2, mask)
+                        for m in range(start[b], start[b + 1]):
+                            q = members[m]
+                            d2 = ((p0 - centre[q, 0]) ** 2 + (p1 - centre[q, 1]) ** 2
+                                  + (p2 - centre[q, 2]) ** 2)
+                            limit = radius[q] + margin
+                            if d2 > limit * limit:
+                                continue
+                            target = gid[q // 6]
+                            if target == own_gid:
+                                continue
+                            gap = math.sqrt(d2) - radius[q]
+                            if gap > margin:
+                                continue
+                            is_glued = False
+                            for g in range(6):
+                                if glued[own, g] == target:
+                                    is_glued = True
+                            if is_glued:
+                                continue
+                            count = _insert(row, gaps, ids, q, gap, 6 * target + q % 6,
+                                            count)
         for j in range(N_CANDIDATES):
             candidates[s, j] = row[j] if j < count else -1
         stored += count
