@@ -48,10 +48,6 @@ def _close(a, b) -> bool:
     return a == b
 
 
-@pytest.mark.xfail(reason="open defect: after the merge of the body-mass dashpot (issue 16) and "
-                   "the one reference hexahedron (issue 14) the coarse Jiweishan runout no "
-                   "longer ends bit-identical on 1 and 2 ranks; the smaller rank tests pass",
-                   strict=False)
 @pytest.mark.mpi(min_size=2)
 def test_coarse_case_moves_the_same_on_1_and_2_ranks(tmp_path):
     """12 s of runout after the failure (the mass breaks up, blocks cross rank borders and

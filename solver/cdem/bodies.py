@@ -29,8 +29,9 @@ from scipy.sparse.csgraph import connected_components
 
 
 def exact_grid(comm, largest: float, count: int) -> float:
-    """The power of two q such that ``count`` (global) values up to ``largest`` (global),
-    each a multiple of q, sum exactly in any order: count * largest < 2^52 q."""
+    """The power of two q such that the values counted over all ranks (``count`` of them
+    here), each a multiple of q and at most the largest over all ranks, sum exactly in any
+    order: count * largest < 2^52 q (collective; both arguments are this rank's)."""
     top = comm.allreduce(float(largest), op=MPI.MAX)
     n = comm.allreduce(int(count))
     if top <= 0.0 or n == 0:

@@ -130,9 +130,8 @@ class Contact:
         self.shares = ShareBuffers(8 * len(own.gid))
         self.ss = None
         self.se = None
-        faces = 6 * comm.allreduce(len(own.gid))
         largest = float(np.max(own.k_n * own.face_area, initial=0.0))
-        self.k_grid = 2.0 * exact_grid(comm, largest, 8 * faces)
+        self.k_grid = 2.0 * exact_grid(comm, largest, 8 * 6 * len(own.gid))
         self.body_sums = BodySums(comm, self.traffic, self.renewal_traffic)
         self.dt = 0.0
         self.set_glue(glued)
