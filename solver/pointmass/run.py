@@ -12,8 +12,8 @@ key as a list in run order.
 
 Checkpoints (``--checkpoint-every``, ``--restart``, a clean stop at SIGTERM or SIGINT:
 :mod:`solver.ensemble_checkpoint`) hold the finished runs of a sweep and every run under way
-at its last time step, since a single run can take hours: its state vector, time and step
-count, adaptive step, output times, tallies, CoM history and VTK frames
+at its last time step, since most cases are a single run, the whole job: its state vector,
+time and step count, adaptive step, output times, tallies, CoM history and VTK frames
 (:func:`solver.pointmass.simulate.simulate`).
 """
 

@@ -16,10 +16,10 @@ barriers. ``steps`` in the summary counts the flights and impacts.
 
 Checkpoints (``--checkpoint-every``, ``--restart``, a clean stop at SIGTERM or SIGINT:
 :mod:`solver.ensemble_checkpoint`) hold the blocks that finished, with everything they
-recorded. A block under way is not stored: its whole motion takes a second or so, and it
-starts over from its seed on a restart, so a stop costs at most one block per rank; the ranks
-stop before the block's next phase (flight, impact or rolling), and a checkpoint due by steps
-counts the phases.
+recorded. A block under way is not stored: its whole motion takes about a second (0.3 to 2 s
+in the shipped cases), and it starts over from its seed on a restart, so a stop costs at most
+one block per rank. The ranks stop before a block's next phase (flight, impact or rolling),
+and a checkpoint due by steps counts the phases.
 """
 
 from __future__ import annotations
