@@ -44,6 +44,7 @@ from mpi4py import MPI
 from solver import interrupt
 from solver.case import Case, resolved_data
 from solver.io import checkpoint as files
+from solver.parallel import root_only
 
 POLL_S = 0.05       # a busy rank starts a poll at most this often [s] (signals and due: at once)
 IDLE_S = 0.005      # an idle rank tests the poll this often [s]
@@ -274,8 +275,8 @@ class EnsembleCheckpoint:
         path, manifest = files.open_for(self.out_dir, self.digest, where)
         self.finished_before = {entry[0] for entry in manifest["done"]}
         self.waiting = _read(path, manifest["ranks"], "flight", manifest["flight"])
-        if self.comm.rank == 0:
-            self.done = _read(path, manifest["ranks"], "done", manifest["done"])
+        self.done = root_only(self.comm, lambda: _read(path, manifest["ranks"], "done",
+                                                       manifest["done"])) or {}
 
 
 def _read(path, ranks: int, kind: str, entries: list) -> dict[int, Record]:
