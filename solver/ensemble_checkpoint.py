@@ -34,9 +34,10 @@ time, meta, {array: rows}]``; the rows of array ``a`` of run ``i`` are the table
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from time import perf_counter, sleep
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from mpi4py import MPI

@@ -10,8 +10,8 @@ import threading
 import time
 
 import pytest
-
 from conftest import CASES, main_in_process
+
 from solver.ensemble_checkpoint import EnsembleCheckpoint
 
 SPHERE_CUP = ("sweep.runs=[[3, 20.0, 0.0], [3, 55.0, 0.0]]", "time.t_end=4.0",
@@ -23,7 +23,7 @@ BIPLANAR = ("ensemble.vary.aspect_ratio.values=[1.0]",
 
 
 def _args(case, overrides, *more):
-    return ["run", str(case), "--quiet", *more, *sum((["--set", o] for o in overrides), [])]
+    return ["run", str(case), "--quiet", *more, *(a for o in overrides for a in ("--set", o))]
 
 
 def _stopped_when(args, ready):

@@ -9,9 +9,9 @@ import threading
 import time
 
 import pytest
+from conftest import CASES
 from mpi4py import MPI
 
-from conftest import CASES
 from solver import interrupt
 from solver.case import load_case
 from solver.context import RunContext

@@ -32,7 +32,7 @@ from solver.pointmass.output import plot_speed
 from solver.pointmass.simulate import simulate
 from solver.pointmass.sweep import expand
 
-__all__ = ["CHECKPOINTS", "Config", "RESULT_UNITS", "run"]
+__all__ = ["CHECKPOINTS", "RESULT_UNITS", "Config", "run"]
 
 CHECKPOINTS = True
 
