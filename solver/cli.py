@@ -111,7 +111,8 @@ def _run(args, comm) -> int:
     run = runner_for(case.module, f"{case.path}: module")
     if (args.checkpoint_every or args.restart) and not checkpoints(case.module, "--restart"):
         raise InputError("command line", f"module {case.module!r} writes no checkpoints "
-                                          "(--checkpoint-every and --restart are for cdem)")
+                                          "(--checkpoint-every and --restart are for "
+                                          "cdem, pointmass and rockfall)")
     if args.restart and (args.out or args.overwrite):
         raise InputError("command line", "--restart DIR goes on in DIR: leave out --out and "
                                           "--overwrite")
@@ -136,7 +137,7 @@ def _run(args, comm) -> int:
         with signals:
             output = run(case, context)
     except interrupt.Interrupted as exc:
-        output = RunOutput(steps=exc.step, results={"time": exc.time})
+        output = RunOutput(steps=exc.step, results={"time": exc.time, **exc.results})
         status, code = "interrupted", 128 + exc.signum
     except interrupt.Diverged as exc:
         output = RunOutput(steps=exc.step, results={"time": exc.time})

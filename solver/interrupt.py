@@ -34,13 +34,15 @@ def received() -> int:
 
 
 class Interrupted(Exception):
-    """A run stopped by a signal at a step boundary (after its final checkpoint)."""
+    """A run stopped by a signal at a step boundary (after its final checkpoint); ``results``:
+    what else the interrupted summary reports (such as the runs an ensemble finished)."""
 
-    def __init__(self, signum: int, step: int, time: float):
+    def __init__(self, signum: int, step: int, time: float, results: dict | None = None):
         super().__init__(f"interrupted by signal {signum} after step {step} (t = {time:.6g} s)")
         self.signum = signum
         self.step = step
         self.time = time
+        self.results = dict(results or {})
 
 
 class Diverged(Exception):

@@ -75,7 +75,8 @@ def gather_rows(comm, rows: list[tuple[int, Any]]) -> list[Any] | None:
 REQUEST, REPLY = 11, 12
 
 
-def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None = None):
+def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None = None,
+                  idle: Callable[[], None] | None = None):
     """Yield the item indices this rank runs, handed out one at a time (self-scheduling).
 
     Every rank, rank 0 included, works on items; when a rank finishes one it gets the next
@@ -85,7 +86,10 @@ def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None 
     the generator to its end (an error on a rank ends the run through the CLI's MPI abort).
     ``on_hand_out(count)`` is called on rank 0 with the number of items handed out so far
     (for a progress line). Falls back to :func:`my_share` on one rank or when MPI does not
-    give THREAD_MULTIPLE (the server thread calls MPI while rank 0's own work may).
+    give THREAD_MULTIPLE (the server thread calls MPI while rank 0's own work may). Once
+    every item is handed out, rank 0 waits for the other ranks to take their last ones,
+    calling ``idle()`` every few milliseconds meanwhile (to take part in the ranks' polls,
+    :mod:`solver.ensemble_checkpoint`).
     """
     from mpi4py import MPI
 
@@ -97,7 +101,7 @@ def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None 
         return
     channel = comm.Dup()
     if channel.rank == 0:
-        yield from _serve_and_work(channel, n_items, on_hand_out)
+        yield from _serve_and_work(channel, n_items, on_hand_out, idle)
     else:
         request, reply = np.zeros(1, np.int64), np.zeros(1, np.int64)
         while True:
@@ -109,10 +113,10 @@ def dynamic_share(comm, n_items: int, on_hand_out: Callable[[int], None] | None 
     channel.Free()
 
 
-def _serve_and_work(channel, n_items: int, on_hand_out):
+def _serve_and_work(channel, n_items: int, on_hand_out, idle):
     """Rank 0: a thread answers requests while this generator yields rank 0's own items. The
-    thread is joined once the items are all handed out; if rank 0's own work fails, the error
-    goes on at once (the CLI then aborts all ranks)."""
+    thread is joined once the items are all handed out (calling ``idle`` while it waits); if
+    rank 0's own work fails, the error goes on at once (the CLI then aborts all ranks)."""
     import threading
     import time
 
@@ -144,4 +148,7 @@ def _serve_and_work(channel, n_items: int, on_hand_out):
     server.start()
     while (index := take()) >= 0:
         yield index
-    server.join()
+    while server.is_alive():
+        if idle is not None:
+            idle()
+        server.join(timeout=0.005)

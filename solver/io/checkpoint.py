@@ -19,6 +19,7 @@ renames, which :func:`find` also accepts).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import time
@@ -72,6 +73,23 @@ def find(out_dir: Path, where: str) -> Path:
 
 def read_manifest(path: Path) -> dict:
     return json.loads((Path(path) / "manifest.json").read_text())
+
+
+def case_digest(resolved: dict) -> str:
+    """A digest of the resolved case (every field with its value)."""
+    text = json.dumps(resolved, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def open_for(out_dir: Path, digest: str, where: str) -> tuple[Path, dict]:
+    """The checkpoint folder of a run folder and its manifest, which must belong to the case
+    of ``digest`` (InputError if there is none, or if the case changed)."""
+    path = find(out_dir, where)
+    manifest = read_manifest(path)
+    if manifest["case"] != digest:
+        raise InputError(where, f"the checkpoint in {out_dir} belongs to another case "
+                                "(the case file or a --set value changed since)")
+    return path, manifest
 
 
 def read_table(path: Path, ranks: int, table: str, keys: np.ndarray,

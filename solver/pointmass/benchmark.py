@@ -62,6 +62,13 @@ class SphereCupCheck:
         dr = np.max(np.abs(frame.reaction - self.reaction_theory)) / self.reaction_theory
         self.reaction_err = max(self.reaction_err, float(dr))
 
+    def state(self) -> dict:
+        """The worst errors so far (a checkpoint)."""
+        return {"force_err": self.force_err, "reaction_err": self.reaction_err}
+
+    def restore(self, state: dict) -> None:
+        self.force_err, self.reaction_err = state["force_err"], state["reaction_err"]
+
     def results(self) -> dict:
         out = {"theta_deg": math.degrees(self.theta), "force_theory": self.h_theory,
                "escape": self.escape, "reaction_rel_error_max": self.reaction_err}

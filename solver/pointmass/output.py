@@ -56,6 +56,14 @@ class VtkFrames:
                           cell_data={"rb_force": rb, "ep_force": ep,
                                      "link_type": self.link_type})
 
+    def state(self) -> dict:
+        """The frames written so far and the plan area the masses covered (a checkpoint)."""
+        return {"frames": self.series.frames, "lo": self.lo.tolist(), "hi": self.hi.tolist()}
+
+    def restore(self, state: dict) -> None:
+        """Continue the series of a checkpoint (later frames of an interrupted run go)."""
+        self.series.restore(state["frames"])
+        self.lo, self.hi = np.array(state["lo"]), np.array(state["hi"])
 
     def write_surfaces(self, surface: Surface, z_sea: float) -> None:
         """The sliding surface (a DEM as it is, an analytic surface sampled over the area the

@@ -9,6 +9,12 @@ Results of a single run: the keys of :func:`solver.pointmass.simulate.simulate` 
 ``distance_rel_error_max``, ``energy_rel_drift``). A sweep gives ``runs`` (one row per run
 with its parameters), the worst value over the runs of each error key, and each descriptive
 key as a list in run order.
+
+Checkpoints (``--checkpoint-every``, ``--restart``, a clean stop at SIGTERM or SIGINT:
+:mod:`solver.ensemble_checkpoint`) hold the finished runs of a sweep and every run under way
+at its last time step, since most cases are a single run, the whole job: its state vector,
+time and step count, adaptive step, output times, tallies, CoM history and VTK frames
+(:func:`solver.pointmass.simulate.simulate`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import numpy as np
 from solver.case import Case
 from solver.context import RunContext, RunOutput
 from solver.ensemble import run_ensemble
+from solver.ensemble_checkpoint import EnsembleCheckpoint, Record
 from solver.errors import InputError
 from solver.io.table import plot_title
 from solver.pointmass.config import Config
@@ -25,7 +32,9 @@ from solver.pointmass.output import plot_speed
 from solver.pointmass.simulate import simulate
 from solver.pointmass.sweep import expand
 
-__all__ = ["Config", "RESULT_UNITS", "run"]
+__all__ = ["CHECKPOINTS", "RESULT_UNITS", "Config", "run"]
+
+CHECKPOINTS = True
 
 WORST = ("force_rel_error_max", "escape_force_over_weight_max", "reaction_rel_error_max",
          "distance_rel_error_max", "energy_rel_drift")
@@ -59,6 +68,15 @@ def _summarize(specs, rows: list[dict]) -> dict:
     return out
 
 
+def _encode(row: tuple[dict, np.ndarray]) -> Record:
+    result, history = row
+    return Record(result["steps"], result["final_time"], result, {"history": history})
+
+
+def _decode(record: Record) -> tuple[dict, np.ndarray]:
+    return record.meta, record.arrays["history"]
+
+
 def run(case: Case, ctx: RunContext) -> RunOutput:
     specs = expand(case)
     comm = ctx.comm
@@ -73,10 +91,13 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         csv = ctx.out_dir / (f"runs/run_{idx:03d}.csv" if sweep else "com.csv")
         vtk = (ctx.out_dir, case.name) if cfg.output.vtk and idx == vtk_run else None
         progress = ctx.progress(cfg.time.t_end, label=f"run {idx} t" if sweep else "t")
-        return simulate(cfg, str(case.path), csv, vtk, progress)
+        return simulate(cfg, str(case.path), csv, vtk, progress, checkpoint.resumed(idx),
+                        checkpoint.boundary)
 
+    checkpoint = EnsembleCheckpoint(case, ctx, _encode, _decode)
     gathered = run_ensemble(comm, specs, run_one,
-                            ctx.progress(len(specs), label="runs") if sweep else None)
+                            ctx.progress(len(specs), label="runs") if sweep else None,
+                            checkpoint)
     results = None
     if comm.rank == 0:
         rows = [r for r, _ in gathered]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from solver.ensemble_checkpoint import Record
 from solver.errors import InputError
 from solver.pointmass import benchmark
 from solver.pointmass.config import Config
@@ -29,19 +31,27 @@ def _history_row(t: float, model: Model, frame) -> list[float]:
 
 
 def simulate(cfg: Config, where: str, csv_path: Path | None, vtk: tuple[Path, str] | None,
-             progress=None) -> tuple[dict, np.ndarray]:
-    """Run one case configuration; returns its results row and its CoM history (frames x 8)."""
+             progress=None, resume: Record | None = None,
+             boundary: Callable | None = None) -> tuple[dict, np.ndarray]:
+    """Run one case configuration; returns its results row and its CoM history (frames x 8).
+
+    ``boundary(steps, t, state)`` is called before every time step
+    (:meth:`solver.ensemble_checkpoint.EnsembleCheckpoint.boundary`); ``state()`` gives the
+    run as it stands: the state vector, time, step count, current adaptive step, next output
+    time, the peak and error tallies, the CoM history rows and the VTK series' frames.
+    ``resume``: such a state to go on from (a restart)."""
     surface = build_surface(cfg.surface, where)
     body = build_body(cfg, surface, where)
     model = Model(cfg, surface, body)
     try:
-        return _march(cfg, model, csv_path, vtk, progress)
+        return _march(cfg, model, csv_path, vtk, progress, resume, boundary)
     except SingularRbSystem:
         raise InputError(f"{where}: links", "the RB system of Eq. (9) is singular: the RB links "
                          "are redundant or degenerate (e.g. three masses on one line)") from None
 
 
-def _march(cfg: Config, model: Model, csv_path, vtk, progress) -> tuple[dict, np.ndarray]:
+def _march(cfg: Config, model: Model, csv_path, vtk, progress, resume,
+           boundary) -> tuple[dict, np.ndarray]:
     tc, n = cfg.time, len(model.m)
     body = model.body
     total = model.m.sum()
@@ -79,11 +89,30 @@ def _march(cfg: Config, model: Model, csv_path, vtk, progress) -> tuple[dict, np
         if frames is not None:
             frames.write(t, frame)
 
-    observe(0.0, y)
-    record(0.0, y)
-    next_out = cfg.output.every
+    def snapshot() -> tuple[dict, dict[str, np.ndarray]]:
+        meta = {"t": t, "steps": steps, "h": h, "next_out": next_out, "tallies": dict(state),
+                "check": check.state() if check is not None else None,
+                "frames": frames.state() if frames is not None else None}
+        return meta, {"y": y, "history": np.asarray(history)}
+
+    if resume is None:
+        observe(0.0, y)
+        record(0.0, y)
+        next_out = cfg.output.every
+    else:
+        meta = resume.meta
+        t, steps, h, next_out = meta["t"], meta["steps"], meta["h"], meta["next_out"]
+        y = resume.arrays["y"]
+        history.extend(resume.arrays["history"].tolist())
+        state.update(meta["tallies"])
+        if check is not None:
+            check.restore(meta["check"])
+        if frames is not None:
+            frames.restore(meta["frames"])
     eps = 1e-9 * tc.dt
     while t < tc.t_end - eps:
+        if boundary is not None:
+            boundary(steps, t, snapshot)
         try:
             if tc.scheme == "rk4":
                 step = min(tc.dt, tc.t_end - t)

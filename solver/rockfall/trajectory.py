@@ -133,11 +133,15 @@ class BlockSimulation:
         velocity, axis, omega = release_vectors(spec.start)
         return release_centre(spec, shape, axis, self.terrain, self.where), velocity, axis, omega
 
-    def run(self, spec: RunSpec) -> BlockRun:
-        """The whole motion of one block."""
+    def run(self, spec: RunSpec, boundary=None) -> BlockRun:
+        """The whole motion of one block; ``boundary(steps, t)`` is called before every phase
+        (steps: the flights and impacts so far;
+        :meth:`solver.ensemble_checkpoint.EnsembleCheckpoint.boundary`)."""
         block = _Block(self, spec)
         phase = "flight"
         while phase not in ENDS:
+            if boundary is not None:
+                boundary(len(block.impacts) + len(block.jumps), block.t)
             phase = {"flight": block.fly, "impact": block.impact, "roll": block.roll}[phase]()
         samples = block.rec.array()
         summary = self._summary(block.shape, samples, block.impacts, block.jumps, block.start,
