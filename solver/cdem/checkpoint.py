@@ -24,20 +24,11 @@ restart continues the motion bit for bit on the same or another number of ranks.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 
 import numpy as np
 
 from solver.cdem.timeloop import Energies, StageClock, TimeLoop
-from solver.errors import InputError
 from solver.io import checkpoint as files
-
-
-def case_digest(resolved: dict) -> str:
-    """A digest of the resolved case (every field with its value)."""
-    text = json.dumps(resolved, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers: list,
@@ -76,11 +67,7 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
     """Restore ``loop`` (its model freshly built from the same case, on any number of
     ranks) and the observers from the run folder's checkpoint; returns the manifest, whose
     ``stage``, ``clock`` and ``run`` tell where to go on (collective)."""
-    path = files.find(out_dir, where)
-    manifest = files.read_manifest(path)
-    if manifest["case"] != digest:
-        raise InputError(where, f"the checkpoint in {out_dir} belongs to another case "
-                                "(the case file or a --set value changed since)")
+    path, manifest = files.open_for(out_dir, digest, where)
     ranks = manifest["ranks"]
     m = loop.m
     n, e, s = m.nodes, m.elements, m.springs

@@ -12,7 +12,6 @@ from solver import interrupt
 from solver.case import Case, resolved_data
 from solver.cdem import checkpoint
 from solver.cdem.analyses import make_observer
-from solver.cdem.checkpoint import case_digest
 from solver.cdem.checks import check_case, check_time_step
 from solver.cdem.config import Config
 from solver.cdem.model import build_model
@@ -23,6 +22,7 @@ from solver.cdem.timeloop import Checkpointing, TimeLoop
 from solver.context import RunContext, RunOutput
 from solver.errors import InputError
 from solver.interrupt import Interrupted
+from solver.io import checkpoint as files
 from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
 from solver.parallel import root_only
@@ -69,7 +69,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     frames = PeriodicFrames(writer, model, cfg.output.every)
     observers = [observer] if observer is not None else []
     run_state = {"stage": 0, "stage_results": [], "unconverged": []}
-    digest = case_digest(resolved_data(case))
+    digest = files.case_digest(resolved_data(case))
     clock = None
     if ctx.restart:
         manifest = checkpoint.load(comm, ctx.out_dir, digest, loop, observers, where)
