@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from solver.cdem.contact.detect import boxes_within, faces_near_boxes, find_candidates
+from solver.cdem.contact.detect import (boxes_within, faces_near_boxes, find_candidates,
+                                        local_faces)
 from solver.cdem.contact.exchange import ShareBuffers, ordered_sums
 from solver.cdem.contact.records import N_CANDIDATES
 
@@ -82,3 +83,13 @@ def test_ordered_sums_add_every_rows_shares_in_key_order():
         for i in mine[np.argsort(keys[mine])]:
             expected = expected + values[i]
         assert np.array_equal(total, expected)
+
+
+def test_global_faces_map_back_to_the_contact_elements_holding_them():
+    gid = RNG.permutation(5000)[:300]
+    local = RNG.integers(-1, 6 * len(gid), (400, N_CANDIDATES))
+    faces = np.where(local >= 0, 6 * gid[np.maximum(local, 0) // 6] + local % 6, -1)
+    mapped, found = local_faces(faces, gid)
+    assert found and np.array_equal(mapped, local)
+    faces[3, 2] = 6 * 5001 + 1                       # an element held nowhere here
+    assert not local_faces(faces, gid)[1]

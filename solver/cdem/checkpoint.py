@@ -12,7 +12,8 @@ next step reads, keyed by global ids so that any partition can take it up:
 * per interface face (global face id): the springs' opening, shear force and state;
 * per contact record (record key): target, tangential force, dashpot memory, normal force
   and status; the potential targets of the semi-springs (global face ids) and, per active
-  element, its node positions at the last renewal;
+  element, its node positions at the last renewal (and, when springs broke in the last
+  step, which of its faces are fresh);
 * in the manifest: the case it belongs to (a digest of the resolved case), step, time, the
   stage and its clock, gravity, energies and tallies (global sums), the contact counters,
   the observers' state, the frames of the output series and the stages already done.
@@ -91,7 +92,8 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
                                                    fields + ["candidates"]),
                   "semi_edges": files.read_table(path, ranks, "semi_edges", c.se.key, fields),
                   "renewal": files.read_table(path, ranks, "renewal", c.own.gid[c.own_active],
-                                              ["x"])}
+                                              ["x", "fresh"] if manifest["contact"].get("pending")
+                                              else ["x"])}
         c.restore(n.x, n.du, tables, manifest["contact"])
     loop.step, loop.time, loop.dt = manifest["step"], manifest["time"], manifest["dt"]
     loop.g0 = np.asarray(manifest["g0"])

@@ -315,6 +315,42 @@ def find_candidates(points, point_elem, glued, centre, radius, gid, margin, cand
 
 
 @njit(cache=True)
+def local_faces(faces, gid):
+    """Global face ids 6 g + f (-1 none) as faces 6 c + f of the contact elements with
+    global ids ``gid`` (an open-addressing hash of gid, linear in the entries). Returns
+    (mapped, whether every one was found)."""
+    size = 1
+    while size < 2 * gid.shape[0]:
+        size *= 2
+    mask = size - 1
+    slot_gid = np.full(size, -1, dtype=np.int64)
+    slot_at = np.empty(size, dtype=np.int64)
+    for c in range(gid.shape[0]):
+        b = (gid[c] * 2654435761) & mask
+        while slot_gid[b] >= 0:
+            b = (b + 1) & mask
+        slot_gid[b] = gid[c]
+        slot_at[b] = c
+    out = np.full(faces.shape, -1, dtype=np.int64)
+    flat = faces.ravel()
+    mapped = out.ravel()
+    found = True
+    for i in range(flat.shape[0]):
+        q = flat[i]
+        if q < 0:
+            continue
+        g = q // 6
+        b = (g * 2654435761) & mask
+        while slot_gid[b] >= 0 and slot_gid[b] != g:
+            b = (b + 1) & mask
+        if slot_gid[b] == g:
+            mapped[i] = 6 * slot_at[b] + q % 6
+        else:
+            found = False
+    return out, found
+
+
+@njit(cache=True)
 def moved_beyond(x, x_renewal, base, n_own, limit):
     """Whether a node of the own contact elements moved more than ``limit`` in any
     coordinate since the last renewal (x_renewal holds their 8 nodes each, in order)."""

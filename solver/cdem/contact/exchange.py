@@ -237,17 +237,18 @@ def semi_spring_points(x, base, elem, face, vertex, alpha, out):
             out[s, c] = total
 
 
-def ghost_rows(fields, owner_base, coords, active) -> np.ndarray:
+def ghost_rows(fields, owner_base, coords, active, fresh) -> np.ndarray:
     """The rows (n, GHOST_WIDTH) that carry elements to a neighbour as ghosts: fields (n,
-    ELEMENT_FIELDS), the owner's base rows, coordinates (n, 8, 3), active faces (n, 6)."""
+    ELEMENT_FIELDS), the owner's base rows, coordinates (n, 8, 3), active faces (n, 6)
+    and which of them are fresh (n, 6; active since the last renewal), sent as 0, 1 or 2."""
     return np.hstack([fields, owner_base[:, None].astype(float), coords.reshape(-1, 24),
-                      active.astype(float)])
+                      active.astype(float) + (active & fresh)])
 
 
 @dataclass
 class GhostElements:
     """Received ghost elements (n,): gid, body label, owner and mass, node mass, omega,
-    the owner's base row of their nodes, x (n * 8, 3), active (n, 6)."""
+    the owner's base row of their nodes, x (n * 8, 3), active and fresh faces (n, 6)."""
 
     gid: np.ndarray
     label: np.ndarray
@@ -258,6 +259,7 @@ class GhostElements:
     owner_base: np.ndarray
     x: np.ndarray
     active: np.ndarray
+    fresh: np.ndarray
 
 
 def unpack_ghosts(rows: np.ndarray) -> GhostElements:
@@ -268,7 +270,8 @@ def unpack_ghosts(rows: np.ndarray) -> GhostElements:
                          node_mass=rows[:, 4].copy(), omega=rows[:, 5].copy(),
                          owner_base=rows[:, k].astype(np.int64),
                          x=np.ascontiguousarray(rows[:, k + 1:k + 25]).reshape(-1, 3),
-                         active=rows[:, k + 25:k + 31] > 0.5)
+                         active=rows[:, k + 25:k + 31] > 0.5,
+                         fresh=rows[:, k + 25:k + 31] > 1.5)
 
 
 class BodySums:

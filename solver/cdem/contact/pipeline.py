@@ -11,14 +11,23 @@ Per step (all ranks, in this order):
    ghost coordinates advanced by them (the owner's x += du, repeated bit for bit);
 2. ``needs_renewal(x)``: whether an own node moved more than half the search margin since
    the last renewal; the time loop reduces this flag over all ranks with its step sums;
-3. ``step(x, du, dt, moved)``: renewal when a node moved anywhere, after ``renew_every``
-   steps, or after the active faces changed (``detect``); contact geometry (``geometry``);
+3. ``step(x, du, dt, moved)``: renewal when a node moved anywhere or after ``renew_every``
+   steps, a partial renewal after the active faces changed (``detect``); contact geometry
+   (``geometry``);
    forces (``law``); node shares, those of ghost nodes sent back to their owners, and the
    ordered sums of every own node's shares (``exchange``). Returns (rows, forces).
 
 A renewal exchanges per-rank boxes (Allgather of at most 64 boxes per rank), recomputes the
 neighbour ranks and sends each neighbour the elements it needs (``detect``); between
 renewals only ghost increments and node shares cross ranks, and only between neighbours.
+
+When springs break, the faces they held become active (fresh). The next step renews the
+ghosts (they carry the fresh flags) but searches potential targets only for the
+semi-springs on fresh faces and for those within reach of a fresh face; every other
+semi-spring keeps its targets, which no fresh face could join, until the next renewal. A
+fragmenting mass breaks springs at almost every step, and a full search at each would cost
+many element steps. Which semi-springs are searched depends on the global state only, so
+the targets are the same on any partition.
 """
 
 from __future__ import annotations
@@ -30,10 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
-from solver.cdem.contact.detect import (box_distance, boxes_within, face_spheres,
-                                        faces_near_boxes, find_candidates, moved_beyond,
-                                        surface_boxes)
 from solver.cdem.bodies import Bodies, exact_grid, on_grid
+from solver.cdem.contact.detect import (box_distance, boxes_within, face_spheres,
+                                        faces_near_boxes, find_candidates, local_faces,
+                                        moved_beyond, surface_boxes)
 from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST_WIDTH,
                                           VERTEX_FACE, BodySums, GhostElements, ShareBuffers,
                                           contact_types, count_loaded, ghost_rows, node_shares,
@@ -43,6 +52,14 @@ from solver.cdem.contact.law import contact_law, loaded_stiffness, stable_dashpo
 from solver.cdem.contact.records import N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords
 from solver.cdem.halo import Halo, Neighbours, Traffic
 from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
+
+#: Ghosts that hold every kept potential target come from a search KEPT_REACH times the
+#: margin wide. A target was within the margin of its semi-spring when found, at the last
+#: renewal or at a partial one after it; since the last renewal no node moved more than
+#: half the margin in any coordinate (sqrt(3)/2 margin in all), so since the target was
+#: found the point and the face's nodes each moved at most sqrt(3) margin: the gap grew
+#: by at most 2 sqrt(3) margin, to under 4.5 margins.
+KEPT_REACH = 5.0
 
 TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, "vertex-face"),
               (EDGE_EDGE, "edge-edge"))
@@ -130,6 +147,9 @@ class Contact:
         self.shares = ShareBuffers(8 * len(own.gid))
         self.ss = None
         self.se = None
+        self.x_renewal = None
+        self.pending_faces = None
+        self.fresh = np.zeros((len(own.gid), 6), dtype=bool)
         largest = float(np.max(own.k_n * own.face_area, initial=0.0))
         self.k_grid = 2.0 * exact_grid(comm, largest, 8 * 6 * len(own.gid))
         self.body_sums = BodySums(comm, self.traffic, self.renewal_traffic)
@@ -140,7 +160,14 @@ class Contact:
     def set_glue(self, glued: np.ndarray) -> None:
         """Take the glue state (n_own, 6): the global id of the element glued across each
         face (-1: none, the face is active). Records of faces that stay active keep their
-        state; a renewal follows at the next step."""
+        state and their potential targets (as global face ids until the partial renewal
+        at the next step maps them), their elements their positions at the last renewal."""
+        kept = None
+        if self.x_renewal is not None:
+            faces = (self.pending_faces if self.pending_faces is not None
+                     else self._global_faces(self.candidates))
+            kept = (self.ss, faces, self.own_active, self.x_renewal.reshape(-1, 8, 3),
+                    (self.glued < 0) & ~self.fresh)
         self.glued = glued
         self.bodies = self.own.bodies(glued)
         active = glued < 0
@@ -162,7 +189,22 @@ class Contact:
         self.ss = ContactRecords.build(SEMI_SPRING, key, elem, k_n, k_t, self.ss)
         self.se = ContactRecords.build(SEMI_EDGE, key, elem, 2.0 * k_n, 2.0 * k_t, self.se)
         self.candidates = np.full((len(key), N_CANDIDATES), -1, dtype=np.int64)
+        self.pending_faces = None
         self.x_renewal = None
+        self.fresh = np.zeros_like(active)
+        if kept is not None:
+            previous, faces, previous_active, x_renewal, was_active = kept
+            at = np.minimum(np.searchsorted(previous.key, key), max(len(previous) - 1, 0))
+            stays = previous.key[at] == key if len(previous) else np.zeros(len(key), bool)
+            self.pending_faces = np.full((len(key), N_CANDIDATES), -1, dtype=np.int64)
+            self.pending_faces[stays] = faces[at[stays]]
+            row = np.full(len(glued), -1)
+            row[previous_active] = np.arange(len(previous_active))
+            old = row[self.own_active]
+            x_new = np.full((len(self.own_active), 8, 3), np.nan)
+            x_new[old >= 0] = x_renewal[old[old >= 0]]
+            self.x_renewal = x_new.reshape(-1, 3)
+            self.fresh = active & ~was_active
         self.ghost_halo = None
         self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
 
@@ -180,6 +222,7 @@ class Contact:
         mine = self._own_element_rows()
         self.gid = np.concatenate([self.own.gid[own], ghosts.gid])
         self.active = np.concatenate([self.glued[own] < 0, ghosts.active])
+        self.fresh_faces = np.concatenate([self.fresh[own], ghosts.fresh])
         self.base = np.concatenate([8 * own, 8 * np.arange(len(ghosts.gid))]).astype(np.int64)
         self.gx = np.ascontiguousarray(ghosts.x)
         self.gdu = np.zeros_like(self.gx)
@@ -204,7 +247,8 @@ class Contact:
             self.gx += self.gdu
 
     def needs_renewal(self, x: np.ndarray) -> bool:
-        """Whether an own node moved more than half the margin since the last renewal."""
+        """Whether an own node moved more than half the margin since the last renewal
+        (elements active since then hold NaN positions and count as not moved)."""
         if self.x_renewal is None:
             return True
         return moved_beyond(x, self.x_renewal, self.base, self.n_own, 0.5 * self.p.margin)
@@ -217,6 +261,8 @@ class Contact:
         """Contact forces of this step: (own node rows, forces (n, 3)) to add."""
         if moved_anywhere or self.steps_since_renewal >= self.p.renew_every:
             self.renew(x, du)
+        elif self.pending_faces is not None:
+            self.renew_fresh(x, du)
         self.steps_since_renewal += 1
         p = self.p
         face_frames(x, self.gx, self.base, self.n_own, self.frames, self.centroid)
@@ -288,16 +334,68 @@ class Contact:
         self.renewals += 1
         self.steps_since_renewal = 0
         self._exchange_ghosts(x, du, self.p.margin)
+        centre, radius, points = self._search_geometry(x)
+        self.checks += find_candidates(points, self.ss.elem, self.glued[self.own_active],
+                                       centre, radius, self.gid, self.p.margin,
+                                       self.candidates)
+        self.x_renewal = x[self._own_rows()].copy()
+        self._settle()
+
+    def renew_fresh(self, x: np.ndarray, du: np.ndarray) -> None:
+        """The partial renewal after springs broke (module docstring; collective): new
+        ghosts, from a search with KEPT_REACH times the margin so that every kept target is
+        among them, and new potential targets for the semi-springs on fresh faces and those
+        within reach of one."""
+        self.renewals += 1
+        self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
+        self.candidates = self._local_faces(self.pending_faces)
+        centre, radius, points = self._search_geometry(x)
         own = self.own_active
+        glued = self.glued[own]
+        ss = self.ss
+        near_fresh = np.empty((len(ss), N_CANDIDATES), dtype=np.int64)
+        find_candidates(points, ss.elem, glued, centre,
+                        np.where(self.fresh_faces.ravel(), radius, -1.0), self.gid,
+                        self.p.margin, near_fresh)
+        search = np.nonzero(self.fresh_faces[ss.elem, ss.face] | (near_fresh[:, 0] >= 0))[0]
+        found = np.empty((len(search), N_CANDIDATES), dtype=np.int64)
+        self.checks += find_candidates(points[search], ss.elem[search], glued, centre, radius,
+                                       self.gid, self.p.margin, found)
+        self.candidates[search] = found
+        rows = x[self._own_rows()]
+        new = np.isnan(self.x_renewal)
+        self.x_renewal[new] = rows[new]
+        self._settle()
+
+    def _search_geometry(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Face spheres (centre, radius; -1 inactive) of the contact elements and the
+        semi-spring points."""
         centre = np.zeros((6 * len(self.gid), 3))
         radius = np.zeros(6 * len(self.gid))
         face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
         points = np.zeros((len(self.ss), 3))
         semi_spring_points(x, self.base, self.ss.elem, self.ss.face, self.ss.vertex,
                            self.p.alpha, points)
-        self.checks += find_candidates(points, self.ss.elem, self.glued[own], centre, radius,
-                                       self.gid, self.p.margin, self.candidates)
-        self.x_renewal = x[self._own_rows()].copy()
+        return centre, radius, points
+
+    def _settle(self) -> None:
+        """After a renewal: no face is fresh, no target waits to be mapped."""
+        self.pending_faces = None
+        self.fresh[:] = False
+        self.fresh_faces[:] = False
+
+    def _global_faces(self, candidates: np.ndarray) -> np.ndarray:
+        """Potential targets as global face ids 6 g + f (-1 none)."""
+        return np.where(candidates >= 0,
+                        6 * self.gid[np.maximum(candidates, 0) // 6] + candidates % 6, -1)
+
+    def _local_faces(self, faces: np.ndarray) -> np.ndarray:
+        """Global face ids as faces 6 c + f of the contact elements (every one must be an
+        own or ghost element here)."""
+        mapped, found = local_faces(np.ascontiguousarray(faces), self.gid)
+        if not found:
+            raise RuntimeError("a kept potential target has no ghost here")
+        return mapped
 
     def _exchange_ghosts(self, x: np.ndarray, du: np.ndarray, margin: float) -> None:
         """Ghost elements from the neighbours: those with a face within ``margin`` of this
@@ -308,7 +406,8 @@ class Contact:
         own = self.own_active
         coords = x[self._own_rows()].reshape(-1, 8, 3)
         fields = self._own_element_rows()
-        send = [ghost_rows(fields[c], 8 * own[c], coords[c], self.active[c]) for c in chosen]
+        send = [ghost_rows(fields[c], 8 * own[c], coords[c], self.active[c],
+                           self.fresh_faces[c]) for c in chosen]
         payload = np.concatenate(send) if send else np.zeros((0, GHOST_WIDTH))
         received, per_rank = self.neighbours.exchange(
             payload, np.array([len(c) for c in chosen], dtype=np.int64))
@@ -358,11 +457,11 @@ class Contact:
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
         history keyed by record key, their potential targets as global face ids, the
-        positions at the last renewal keyed by element id; the counters (global values
-        where the summary reduces them, see :meth:`restore`)."""
-        faces = np.where(self.candidates >= 0,
-                         6 * self.gid[np.maximum(self.candidates, 0) // 6] + self.candidates % 6,
-                         -1)
+        positions at the last renewal keyed by element id (and the fresh faces, when a
+        partial renewal is pending); the counters (global values where the summary reduces
+        them, see :meth:`restore`)."""
+        pending = self.pending_faces is not None
+        faces = self.pending_faces if pending else self._global_faces(self.candidates)
         tables = {name: {"keys": rec.key, "target": rec.target, "f_t": rec.f_t,
                          "dashpot": rec.dashpot, "f_n": rec.f_n, "status": rec.status}
                   for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se))}
@@ -371,7 +470,9 @@ class Contact:
         renewed = self.x_renewal is not None
         tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
                                                  else np.zeros((len(keys), 8, 3)))}
-        scalars = {"renewed": renewed, "renewals": self.renewals, "steps": self.steps,
+        if pending:
+            tables["renewal"]["fresh"] = self.fresh[self.own_active]
+        scalars = {"renewed": renewed, "pending": pending, "renewals": self.renewals, "steps": self.steps,
                    "steps_since_renewal": self.steps_since_renewal,
                    "checks": self.comm.allreduce(self.checks),
                    "max_overlap": self.comm.allreduce(self.max_overlap, op=MPI.MAX),
@@ -381,20 +482,20 @@ class Contact:
 
     def restore(self, x: np.ndarray, du: np.ndarray, tables: dict, scalars: dict) -> None:
         """Continue from :meth:`state` (after ``set_glue`` with the restored glue state, on
-        any partition). Ghosts come from a search with three times the margin: every face
-        that was a potential target at the last renewal is still that close, since no node
-        has moved more than half the margin since (collective)."""
+        any partition). Ghosts come from a search with KEPT_REACH times the margin, so that
+        every kept potential target is among them (collective)."""
         for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se)):
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
                 getattr(rec, field)[:] = tables[name][field]
-        self._exchange_ghosts(x, du, 3.0 * self.p.margin)
         faces = tables["semi_springs"]["candidates"]
-        order = np.argsort(self.gid, kind="stable")
-        elem = np.maximum(faces, 0) // 6
-        at = np.minimum(np.searchsorted(self.gid[order], elem), max(len(order) - 1, 0))
-        if np.any((faces >= 0) & (self.gid[order][at] != elem)):
-            raise RuntimeError("a potential target of the checkpoint has no ghost here")
-        self.candidates = np.where(faces >= 0, 6 * order[at] + faces % 6, -1)
+        self.fresh[:] = False
+        if scalars.get("pending"):
+            self.pending_faces = faces
+            self.fresh[self.own_active] = tables["renewal"]["fresh"]
+        else:
+            self.pending_faces = None
+            self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
+            self.candidates = self._local_faces(faces)
         self.x_renewal = (tables["renewal"]["x"].reshape(-1, 3).copy() if scalars["renewed"]
                           else None)
         self.renewals = scalars["renewals"]
