@@ -93,3 +93,57 @@ def test_global_faces_map_back_to_the_contact_elements_holding_them():
     assert found and np.array_equal(mapped, local)
     faces[3, 2] = 6 * 5001 + 1                       # an element held nowhere here
     assert not local_faces(faces, gid)[1]
+
+
+def test_partial_renewal_searches_every_semi_spring_a_broken_spring_concerns():
+    """The coarse Jiweishan mass breaks up in its trigger stage (its flat elements put
+    faces that a broken spring made eligible far from the spring's own faces). At every
+    partial renewal, a semi-spring whose potential targets differ between the glue state
+    before and after the springs broke (faces that became active, elements no longer glued
+    to its own) gets the targets of a full search; the others may keep theirs."""
+    import dataclasses
+
+    from mpi4py import MPI
+
+    from conftest import CASES
+    from solver.case import load_case
+    from solver.cdem.contact.detect import face_spheres
+    from solver.cdem.model import model_from_mesh
+    from solver.cdem.timeloop import TimeLoop
+    from solver.mesh.build import mesh_from_config
+
+    case = load_case(CASES / "jiweishan.toml", [])
+    cfg = case.config
+    model = model_from_mesh(MPI.COMM_SELF, cfg, mesh_from_config(cfg.mesh, "partial"),
+                            "partial")
+    c = model.contact
+    set_glue, renew_fresh = c.set_glue, c.renew_fresh
+    before = {}
+    changed = []
+
+    def remembering_set_glue(glued):
+        before["glued"] = c.glued.copy()
+        set_glue(glued)
+
+    def checked_renewal(x, du):
+        renew_fresh(x, du)
+        centre = np.zeros((6 * len(c.gid), 3))
+        radius = np.zeros(6 * len(c.gid))
+        face_spheres(x, c.gx, c.base, c.n_own, c.active, centre, radius)
+        points = c.semi_spring_positions(x)
+        old_glued = before["glued"][c.own_active]
+        old_radius = np.where((old_glued < 0).ravel(), radius, -1.0)
+        rows = {}
+        for name, glued, r in (("now", c.glued[c.own_active], radius),
+                               ("before", old_glued, old_radius)):
+            rows[name] = np.empty_like(c.candidates)
+            find_candidates(points, c.ss.elem, glued, centre, r, c.gid, c.p.margin, rows[name])
+        concerned = np.any(rows["now"] != rows["before"], axis=1)
+        assert np.array_equal(c.candidates[concerned], rows["now"][concerned])
+        changed.append(np.count_nonzero(concerned))
+
+    c.set_glue, c.renew_fresh = remembering_set_glue, checked_renewal
+    loop = TimeLoop(MPI.COMM_SELF, model, cfg.gravity, model.dt_limit_local * cfg.time.safety)
+    loop.run_stage(cfg.stages[0], [])
+    loop.run_stage(dataclasses.replace(cfg.stages[1], max_steps=300), [])
+    assert len(changed) > 5 and sum(changed) > 0

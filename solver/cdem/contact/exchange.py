@@ -240,7 +240,7 @@ def semi_spring_points(x, base, elem, face, vertex, alpha, out):
 def ghost_rows(fields, owner_base, coords, active, fresh) -> np.ndarray:
     """The rows (n, GHOST_WIDTH) that carry elements to a neighbour as ghosts: fields (n,
     ELEMENT_FIELDS), the owner's base rows, coordinates (n, 8, 3), active faces (n, 6)
-    and which of them are fresh (n, 6; active since the last renewal), sent as 0, 1 or 2."""
+    and which of them are fresh (n, 6; solver.cdem.contact.pipeline), sent as 0, 1 or 2."""
     return np.hstack([fields, owner_base[:, None].astype(float), coords.reshape(-1, 24),
                       active.astype(float) + (active & fresh)])
 

@@ -21,8 +21,10 @@ A renewal exchanges per-rank boxes (Allgather of at most 64 boxes per rank), rec
 neighbour ranks and sends each neighbour the elements it needs (``detect``); between
 renewals only ghost increments and node shares cross ranks, and only between neighbours.
 
-When springs break, the faces they held become active (fresh). The next step renews the
-ghosts (they carry the fresh flags) but searches potential targets only for the
+When springs break, the faces they held become active, and the two elements they joined
+are no longer glued, so every active face of either may become a target of the other's
+semi-springs: all active faces of an element that lost glue are fresh. The next step
+renews the ghosts (they carry the fresh flags) but searches potential targets only for the
 semi-springs on fresh faces and for those within reach of a fresh face; every other
 semi-spring keeps its targets, which no fresh face could join, until the next renewal. A
 fragmenting mass breaks springs at almost every step, and a full search at each would cost
@@ -204,7 +206,7 @@ class Contact:
             x_new = np.full((len(self.own_active), 8, 3), np.nan)
             x_new[old >= 0] = x_renewal[old[old >= 0]]
             self.x_renewal = x_new.reshape(-1, 3)
-            self.fresh = active & ~was_active
+            self.fresh = active & (active & ~was_active).any(axis=1)[:, None]
         self.ghost_halo = None
         self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
 
