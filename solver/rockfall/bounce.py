@@ -39,7 +39,8 @@ from scipy.integrate import trapezoid
 
 from solver.impact.dynamics import ImpactSetup, simulate
 from solver.impact.restitution import coefficients
-from solver.rockfall.body import Shape, cross, rotate, unit
+from solver.rockfall.body import Shape, unit
+from solver.rotation import cross, rotate_about_axis
 
 
 @dataclass
@@ -119,7 +120,7 @@ def resolve(shape: Shape, centre, velocity, axis, omega, normal, law, rho_c0: fl
     coef = coefficients(setup, history)
     u_n, u_t, theta, v_n, v_t, spin = (float(v) for v in history.y[:6, -1])
     lower = axis if float(axis @ f.n) >= 0.0 else -axis
-    new_axis = rotate(lower, f.w, theta)
+    new_axis = rotate_about_axis(lower, f.w, theta)
     lateral = velocity - f.v_n * f.n - f.v_t * f.t
     new_velocity = v_n * f.n + v_t * f.t + lateral
     new_omega = omega + (spin - f.omega_0) * f.w
