@@ -1,7 +1,7 @@
 """The block: a rigid prolate spheroid (semi-axis H along its symmetry axis a, R across it).
 
-Sizes from the mass (Eq. 7 of the ellipsoid-impact paper, Rock Mech. Rock Eng. 2023,
-doi:10.1007/s00603-023-03464-3): ``R = (3 m / (4 pi rho A_r))^(1/3)``, ``H = A_r R``
+Sizes from the mass (Dattola et al. 2023, Eq. 7; docs/references.md, Eq. G1):
+``R = (3 m / (4 pi rho A_r))^(1/3)``, ``H = A_r R``
 (:func:`solver.impact.geometry.block_size`).
 
 * Shape matrix: the block is ``{x : (x - c)^T M^-1 (x - c) <= 1}`` with

@@ -1,6 +1,6 @@
 """A ground impact of the block, resolved by the ellipsoid-impact module in the local n-t frame.
 
-Local frame at the contact (the impact module's, Rock Mech. Rock Eng. 2023 Sect. 2.1): n into
+Local frame at the contact (the impact module's, Dattola et al. 2023, Sect. 2.1): n into
 the ground (minus the upward surface normal), t along the tangential velocity of the centre
 (so ``v_t >= 0`` and ``theta_in = atan2(v_t, v_n)``), w = t x n, which makes the module's
 clockwise theta (t to the right, n down) a right-handed rotation about w. Inputs of the module:
