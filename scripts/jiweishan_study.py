@@ -34,20 +34,15 @@ import time
 import tomllib
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from mpi4py import MPI
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from mpi4py import MPI  # noqa: E402
-
-from solver.case import load_case  # noqa: E402
-from solver.context import RunContext  # noqa: E402
-from solver.ensemble import run_ensemble  # noqa: E402
-from solver.errors import InputError  # noqa: E402
-from solver.io.summary import (git_commit, now_utc, solver_version, units_of,  # noqa: E402
-                               write_summary)
-from solver.io.table import plot_title, write_rows  # noqa: E402
+from solver.case import load_case
+from solver.context import RunContext
+from solver.ensemble import run_ensemble
+from solver.errors import InputError
+from solver.io.summary import git_commit, now_utc, solver_version, units_of, write_summary
+from solver.io.table import plot_title, png_figure, write_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_jiweishan  # noqa: E402
@@ -161,24 +156,21 @@ def friction_sweep(comm, case_path: Path, angles: list[float], out: Path,
 def write_friction(out: Path, name: str, rows: list[dict]) -> None:
     write_rows(out / "friction_sweep.csv", FRICTION_COLUMNS, UNITS, rows)
     phi = [r["friction_deg"] for r in rows]
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    ax.plot(phi, [r["sliding_distance_m"] for r in rows], "o-", label="sliding distance")
-    ax.plot(phi, [r["runout_m"] for r in rows], "s--", label="front runout")
-    ax.set_xlabel("friction angle [deg]")
-    ax.set_ylabel("distance [m]")
-    ax.grid(alpha=0.3)
-    twin = ax.twinx()
-    twin.plot(phi, [r["broken_fraction"] for r in rows], "^:", color="C3",
-              label="broken fraction")
-    twin.set_ylabel("broken fraction of inner interfaces [-]", color="C3")
-    twin.set_ylim(0.0, 1.05)
-    lines = ax.get_legend_handles_labels()
-    more = twin.get_legend_handles_labels()
-    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
-    ax.set_title(plot_title(name, ["friction_deg"]), fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out / "friction_sweep.png", dpi=110)
-    plt.close(fig)
+    with png_figure(out / "friction_sweep.png") as (_, ax):
+        ax.plot(phi, [r["sliding_distance_m"] for r in rows], "o-", label="sliding distance")
+        ax.plot(phi, [r["runout_m"] for r in rows], "s--", label="front runout")
+        ax.set_xlabel("friction angle [deg]")
+        ax.set_ylabel("distance [m]")
+        ax.grid(alpha=0.3)
+        twin = ax.twinx()
+        twin.plot(phi, [r["broken_fraction"] for r in rows], "^:", color="C3",
+                  label="broken fraction")
+        twin.set_ylabel("broken fraction of inner interfaces [-]", color="C3")
+        twin.set_ylim(0.0, 1.05)
+        lines = ax.get_legend_handles_labels()
+        more = twin.get_legend_handles_labels()
+        ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
+        ax.set_title(plot_title(name, ["friction_deg"]), fontsize=9)
 
 
 # -- CFFA -------------------------------------------------------------------------------------
@@ -242,25 +234,23 @@ def slope(rows: list[dict], x: str, fixed: str, value: float) -> tuple[float, li
 def write_cffa(out: Path, name: str, rows: list[dict], fixed_dacn: float,
                fixed_dacw: float) -> dict:
     write_rows(out / "cffa.csv", CFFA_COLUMNS, UNITS, rows)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
     slopes = {}
-    for ax, x, fixed, value, key in ((axes[0], "dacn_deg", "dacw_deg", fixed_dacw, "dacn"),
-                                     (axes[1], "dacw_deg", "dacn_deg", fixed_dacn, "dacw")):
-        s, chosen = slope(rows, x, fixed, value)
-        slopes[key] = s
-        xs = [r[x] for r in chosen]
-        ax.plot(xs, [r["cffa_deg"] for r in chosen], "o-",
-                label=f"CDEM bisection, slope {s:.3f} (paper {PAPER_SLOPES[key]:+.2f})")
-        ax.plot(xs, [r["wedge_theory_deg"] for r in chosen], "k--",
-                label="rigid wedge, no key body")
-        ax.set_xlabel(f"{key.upper()} [deg] ({fixed.split('_')[0].upper()} = {value:.2f} deg)")
-        ax.set_ylabel("critical failure friction angle [deg]")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(plot_title(name, ["DACN", "DACW"]), fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out / "cffa.png", dpi=110)
-    plt.close(fig)
+    with png_figure(out / "cffa.png", 1, 2, figsize=(11, 4.4)) as (fig, axes):
+        for ax, x, fixed, value, key in ((axes[0], "dacn_deg", "dacw_deg", fixed_dacw, "dacn"),
+                                         (axes[1], "dacw_deg", "dacn_deg", fixed_dacn, "dacw")):
+            s, chosen = slope(rows, x, fixed, value)
+            slopes[key] = s
+            xs = [r[x] for r in chosen]
+            ax.plot(xs, [r["cffa_deg"] for r in chosen], "o-",
+                    label=f"CDEM bisection, slope {s:.3f} (paper {PAPER_SLOPES[key]:+.2f})")
+            ax.plot(xs, [r["wedge_theory_deg"] for r in chosen], "k--",
+                    label="rigid wedge, no key body")
+            ax.set_xlabel(f"{key.upper()} [deg] ({fixed.split('_')[0].upper()} = "
+                          f"{value:.2f} deg)")
+            ax.set_ylabel("critical failure friction angle [deg]")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle(plot_title(name, ["DACN", "DACW"]), fontsize=9)
     return {"slope_dacn": slopes["dacn"], "slope_dacw": slopes["dacw"],
             "paper_slope_dacn": PAPER_SLOPES["dacn"], "paper_slope_dacw": PAPER_SLOPES["dacw"]}
 
