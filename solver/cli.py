@@ -99,19 +99,22 @@ def _every(text: str) -> tuple[int, float]:
 
 def _run(args, comm) -> int:
     from solver import interrupt
-    from solver.case import load_case, resolved_data
+    from solver.case import load_case, write_resolved
     from solver.context import RunContext, RunOutput
     from solver.errors import InputError
     from solver.io import summary as summ
     from solver.io.outdir import OutputFolder
-    from solver.io.toml import dumps
     from solver.modules import checkpoints, result_units_for, runner_for
+    from solver.sweep import is_sweep
 
     case = load_case(args.case, args.overrides)
     run = runner_for(case.module, f"{case.path}: module")
     if (args.checkpoint_every or args.restart) and not checkpoints(case.module, "--restart"):
         raise InputError("command line", f"module {case.module!r} writes no checkpoints "
                                           "(--checkpoint-every and --restart are for cdem)")
+    if (args.checkpoint_every or args.restart) and is_sweep(case.config):
+        raise InputError("command line", "a sweep runs many short cases: --checkpoint-every "
+                                          "and --restart are for a single run")
     if args.restart and (args.out or args.overwrite):
         raise InputError("command line", "--restart DIR goes on in DIR: leave out --out and "
                                           "--overwrite")
@@ -119,10 +122,7 @@ def _run(args, comm) -> int:
               OutputFolder(comm, args.out or Path("out") / case.name, args.overwrite))
     started = summ.now_utc()
     if comm.rank == 0:
-        overrides = "".join(f"\n  --set {o}" for o in args.overrides)
-        (folder.work / "case.resolved.toml").write_text(dumps(resolved_data(case), header=(
-            f"{case.path} as run on {started}{overrides}\n"
-            "every field with its value (defaults filled in, paths absolute)")))
+        write_resolved(case, folder.work, started, args.overrides)
     comm.Barrier()
     steps, seconds = args.checkpoint_every or (0, 0.0)
     context = RunContext(comm=comm, out_dir=folder.work, quiet=args.quiet,
@@ -130,7 +130,8 @@ def _run(args, comm) -> int:
                          restart=bool(args.restart))
     start = time.perf_counter()
     status, code = "done", 0
-    signals = (interrupt.catching_signals() if checkpoints(case.module, "module")
+    signals = (interrupt.catching_signals()
+               if checkpoints(case.module, "module") and not is_sweep(case.config)
                else contextlib.nullcontext())
     try:
         with signals:

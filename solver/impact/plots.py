@@ -8,18 +8,13 @@ import numpy as np
 
 from solver.impact.restitution import rotational_ratio
 from solver.impact.sweeps import INPUTS, UNITS
-from solver.io.table import plot_title, png_figure
+from solver.io.table import plot_rows, plot_title, png_figure
 
 LABELS = {"aspect_ratio": "A_r", "theta_0": "theta_0 [deg]", "theta_in": "theta_in [deg]",
           "omega_0": "omega_0 [deg/s]", "max_penetration": "max sinking u_D [m]",
           "max_displacement": "max u_n [m]", "max_force": "max normal force N [N]",
           "max_moment": "max |M| [N m]", "rotation": "rotation change [rad]",
           "duration": "impact duration [s]", "rot_ratio_max": "max R_r [-]"}
-
-
-def value_text(value) -> str:
-    """A number as ``%g``, anything else as it is."""
-    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
 
 def _with_unit(key: str, value: float) -> str:
@@ -39,25 +34,10 @@ def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list
     title = plot_title(name, [k for k in inputs if len({r[k] for r in rows}) > 1],
                        {k: _with_unit(k, rows[0][k]) for k in INPUTS
                         if len({r[k] for r in rows}) == 1})
-    groups: dict[tuple, list[dict]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row[k] for k in others), []).append(row)
     paths = []
     for column in columns:
         path = out_dir / f"{name}_{column}.png"
-        with png_figure(path) as (_, ax):
-            for key, members in groups.items():
-                members = sorted(members, key=lambda r: r[x])
-                label = ", ".join(f"{LABELS.get(k, k).split(' ')[0]}={value_text(v)}"
-                                  for k, v in zip(others, key))
-                ax.plot([r[x] for r in members], [r[column] for r in members], "o-", ms=3,
-                        label=label or None)
-            ax.set_xlabel(LABELS.get(x, x))
-            ax.set_ylabel(LABELS.get(column, column))
-            ax.set_title(title, fontsize=9)
-            ax.grid(alpha=0.3)
-            if others:
-                ax.legend(fontsize=7)
+        plot_rows(path, rows, x, column, others, title, LABELS)
         paths.append(path)
     return paths
 

@@ -84,6 +84,40 @@ def png_figure(path: Path, nrows: int = 1, ncols: int = 1, *,
         plt.close(fig)
 
 
+def plot_rows(path: Path, rows: list[dict], x: str, y: str, groups: Iterable[str] = (),
+              title: str = "", labels: dict[str, str] | None = None) -> None:
+    """A PNG of the column ``y`` of ``rows`` against ``x``: one curve (points in the order of
+    x) per combination of the values of the ``groups`` columns, labelled with them; ``labels``
+    maps a column to its axis label (default: its name). A missing value is left out."""
+    labels = labels or {}
+    groups = list(groups)
+    curves: dict[tuple, list[dict]] = {}
+    for row in rows:
+        curves.setdefault(tuple(row[k] for k in groups), []).append(row)
+    with png_figure(path) as (_, ax):
+        for key, members in curves.items():
+            members = sorted(members, key=lambda r: r[x])
+            label = ", ".join(f"{labels.get(k, k).split(' ')[0]}={number_text(v)}"
+                              for k, v in zip(groups, key))
+            ax.plot([r[x] for r in members], [_value(r.get(y)) for r in members], "o-", ms=3,
+                    label=label or None)
+        ax.set_xlabel(labels.get(x, x))
+        ax.set_ylabel(labels.get(y, y))
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3)
+        if groups:
+            ax.legend(fontsize=7)
+
+
+def number_text(value: Any) -> str:
+    """A number as ``%g``, anything else as it is."""
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+def _value(value: Any) -> Any:
+    return np.nan if value is None else value
+
+
 def plot_title(case: str, swept: dict[str, Any] | list[str] | None = None,
                fixed: dict[str, Any] | None = None) -> str:
     """``"case: key = value, ..."`` for one run, ``"case: swept a, b"`` for a sweep over several
