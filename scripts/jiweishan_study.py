@@ -18,10 +18,13 @@ equilibrium value of the sliding mass on the bed and the wall (:func:`wedge_crit
 no key body). Slopes of CFFA against DACN (at the fixed DACW) and against DACW (at the fixed
 DACN) are least-squares fits.
 
-Every run works on one rank (``MPI.COMM_SELF``) in its own folder, with its summary
-(``summary.json``: the case's results), ParaView series, history and deposit map; rank 0
-gathers the rows (solver.ensemble.run_ensemble hands out the runs or the (DACN, DACW)
-points) and writes the study's CSV, PNG and ``study.json``.
+Every run works on one rank (``MPI.COMM_SELF``, :func:`solver.ensemble.run_alone`) in its
+own folder, with its summary (``summary.json``: the case's results), ParaView series, history
+and deposit map. The friction study is a sweep of the case in the syntax of every module (the
+friction fields as ``sweep.keys``, one row of ``sweep.runs`` per angle; its runs in
+``runs/run_NNN``, :func:`solver.ensemble.run_cases`); the CFFA study hands out the (DACN, DACW)
+points with :func:`solver.ensemble.run_ensemble`. Rank 0 gathers the rows and writes the
+study's CSV, PNG and ``study.json``.
 """
 
 from __future__ import annotations
@@ -38,11 +41,11 @@ import numpy as np
 from mpi4py import MPI
 
 from solver.case import load_case
-from solver.context import RunContext
-from solver.ensemble import run_ensemble
+from solver.ensemble import run_alone, run_cases, run_ensemble
 from solver.errors import InputError
-from solver.io.summary import git_commit, now_utc, solver_version, units_of, write_summary
+from solver.io.progress import Progress
 from solver.io.table import plot_title, png_figure, write_rows
+from solver.sweep import points
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_jiweishan  # noqa: E402
@@ -62,31 +65,27 @@ UNITS = {"friction_deg": "deg", "sliding_distance_m": "m", "runout_m": "m",
          "holds_deg": "deg", "fails_deg": "deg", "wedge_theory_deg": "deg", "runs": "-"}
 
 
-def friction_overrides(case_path: Path, phi: float) -> list[str]:
-    """``--set`` values giving every material, interface pair and the contact the friction
-    angle ``phi``."""
+def friction_keys(case_path: Path) -> list[str]:
+    """The case fields of the friction angle: every material, interface pair and the
+    contact."""
     data = tomllib.loads(case_path.read_text())
-    out = [f"materials[{k}].friction_deg={phi}" for k in range(len(data.get("materials", [])))]
+    keys = [f"materials[{k}].friction_deg" for k in range(len(data.get("materials", [])))]
     pairs = data.get("interface", {}).get("pairs", [])
-    out += [f"interface.pairs[{k}].friction_deg={phi}" for k in range(len(pairs))]
-    return out + [f"contact.friction_deg={phi}"]
+    keys += [f"interface.pairs[{k}].friction_deg" for k in range(len(pairs))]
+    return keys + ["contact.friction_deg"]
+
+
+def friction_overrides(case_path: Path, phi: float) -> list[str]:
+    """``--set`` values giving every friction field the angle ``phi``."""
+    return [f"{key}={phi}" for key in friction_keys(case_path)]
 
 
 def run_case(case_path: Path, out_dir: Path, overrides: list[str]) -> dict:
-    """Run a CDEM case on this rank alone (COMM_SELF) into ``out_dir``; its summary."""
-    from solver.cdem.results import RESULT_UNITS
-    from solver.cdem.run import run
-
-    case = load_case(case_path, overrides)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    started, start = now_utc(), time.perf_counter()
-    output = run(case, RunContext(comm=MPI.COMM_SELF, out_dir=out_dir, quiet=True))
-    wall = time.perf_counter() - start
-    write_summary(out_dir, case.name, case.module, 1, wall, output.steps, output.results,
-                  started=started, solver_version=solver_version(), git_commit=git_commit(),
-                  converged=not output.unconverged,
-                  units=units_of(output.results, RESULT_UNITS))
-    return {"wall_s": wall, **output.results}
+    """Run a CDEM case on this rank alone into ``out_dir``; its results and wall time."""
+    row = run_alone(load_case(case_path, overrides), out_dir)
+    if row["status"] != "done":
+        raise RuntimeError(f"{out_dir}: the run {row['status']}: {row['results']}")
+    return {"wall_s": row["wall_s"], **row["results"]}
 
 
 def bisect_critical_friction(fails, low: float, high: float, tolerance: float,
@@ -140,17 +139,22 @@ def wedge_critical_friction(dacn_deg: float, dacw_deg: float) -> float:
 
 def friction_sweep(comm, case_path: Path, angles: list[float], out: Path,
                    extra: list[str]) -> list[dict] | None:
-    """Run the case at every friction angle (ranks take runs as they finish); the rows on
-    rank 0 (None elsewhere)."""
-    def run_at(_, phi: float) -> dict:
-        summary = run_case(case_path, out / f"phi_{phi:05.2f}",
-                           friction_overrides(case_path, phi) + extra)
-        print(f"rank {comm.rank}: phi {phi:g} deg: sliding distance "
-              f"{summary['sliding_distance_m']:.1f} m, broken fraction "
-              f"{summary['broken_fraction']:.3f} ({summary['wall_s']:.0f} s)", file=sys.stderr)
-        return {"friction_deg": phi, **{k: summary[k] for k in FRICTION_COLUMNS[1:]}}
-
-    return run_ensemble(comm, angles, run_at)
+    """Run the case at every friction angle: the sweep ``keys`` = the friction fields, one row
+    of ``runs`` per angle (ranks take runs as they finish, each in ``out/runs/run_NNN``); the
+    rows on rank 0 (None elsewhere)."""
+    keys = friction_keys(case_path)
+    case = load_case(case_path, [*extra, f"sweep.keys={keys}",
+                                 f"sweep.runs={[[phi] * len(keys) for phi in angles]}"])
+    rows = run_cases(comm, case, points(case.config, str(case.path), case.path.parent), out,
+                     Progress(comm, len(angles), label="runs"))
+    if rows is None:
+        return None
+    for r in rows:
+        if r["status"] != "done":
+            raise RuntimeError(f"{out}: run {r['index']} ({r['label']}) {r['status']}")
+    return [{"friction_deg": angles[r["index"]],
+             **{k: r["results"][k] for k in FRICTION_COLUMNS[1:-1]}, "wall_s": r["wall_s"]}
+            for r in rows]
 
 
 def write_friction(out: Path, name: str, rows: list[dict]) -> None:
