@@ -14,6 +14,7 @@ from solver.cli import main
 from solver.impact.sweeps import read_table
 from solver.io.table import read_rows
 from solver.rockfall.ensemble import expand
+from test_hostile_input import CONTACT_LAWS
 
 
 def _run(case, out, *overrides) -> dict:
@@ -123,40 +124,27 @@ def test_an_item_of_a_list_of_tables_is_swept_as_with_set(tmp_path):
                            "(materials has 1)\n")
 
 
-CONTACT_LAWS = """module = "contact_laws"
-name = "map"
-steps = 100
-[grid]
-n_gt = 2
-n_kt = 2
-[small_gt]
-steps = 1000
-[output]
-plot = false
-"""
-
-
 def test_a_module_without_rows_runs_each_point_as_the_whole_case(tmp_path):
     """contact_laws has no rows of its own: the sweep runs the whole map once per point, in
     runs/run_NNN with its own summary, and each run is the case run alone with the field set
     (the same results to the last bit); one table row per run, one PNG per plotted result."""
     case = tmp_path / "map.toml"
     case.write_text(CONTACT_LAWS)
-    swept = _run(case, tmp_path / "swept", "sweep.contact.mu=[0.2, 0.5]",
+    swept = _run(case, tmp_path / "swept", "output.csv=true", "sweep.contact.mu=[0.2, 0.5]",
                  "sweep.plots=['e_t_small_gt_numeric', 'max_switches']")
-    alone = _run(case, tmp_path / "alone", "contact.mu=0.5")
+    alone = _run(case, tmp_path / "alone", "output.csv=true", "contact.mu=0.5")
     assert [r["params"] for r in swept["runs"]] == [{"contact.mu": 0.2}, {"contact.mu": 0.5}]
     assert {k: swept["runs"][1][k] for k in alone} == alone
     run = json.loads((tmp_path / "swept" / "runs" / "run_001" / "summary.json").read_text())
     assert run["results"] == alone and run["status"] == "done"
     assert (tmp_path / "swept" / "runs" / "run_001" / "e_t_map.csv").is_file()
-    rows = read_rows(tmp_path / "swept" / "map_sweep.csv")
+    rows = read_rows(tmp_path / "swept" / "hostile_sweep.csv")
     assert [float(r["contact.mu"]) for r in rows] == [0.2, 0.5]
     assert float(rows[1]["e_t_small_gt_numeric"]) == pytest.approx(alone["e_t_small_gt_numeric"],
                                                                    rel=1e-9)   # 10 digits
-    head = (tmp_path / "swept" / "map_sweep.csv").read_text().splitlines()[0]
+    head = (tmp_path / "swept" / "hostile_sweep.csv").read_text().splitlines()[0]
     assert head.startswith("run [-],contact.mu [-],status [-],steps [-],wall_s [s],")
-    assert (tmp_path / "swept" / "map_max_switches.png").stat().st_size > 0
+    assert (tmp_path / "swept" / "hostile_max_switches.png").stat().st_size > 0
 
 
 def test_cdem_sweep_sets_an_item_of_a_list_of_tables(tmp_path):
