@@ -157,3 +157,13 @@ def test_cdem_sweep_sets_an_item_of_a_list_of_tables(tmp_path):
                  "materials[0].density=3000.0")
     assert swept["runs"][1]["mass"] == alone["mass"] == 1.5 * swept["runs"][0]["mass"]
     assert {k: swept["runs"][1][k] for k in alone} == alone
+
+
+def test_render_titles_the_run_it_shows_with_its_swept_values(tmp_path):
+    """``solver render`` reads the sweep of case.resolved.toml through the same layer: the run
+    that wrote the VTK series (``output.vtk_run``) and its values, also for dotted lists."""
+    from solver.io.render import _run_info
+
+    _run(CASES / "pointmass_incline.toml", tmp_path / "lists", "sweep.friction.mu=[0.1, 0.3]",
+         "output.vtk_run=1", "output.plot=false")
+    assert _run_info(tmp_path / "lists") == ("pointmass_incline", "pointmass", "mu = 0.3")
