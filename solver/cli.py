@@ -104,17 +104,16 @@ def _run(args, comm) -> int:
     from solver.errors import InputError
     from solver.io import summary as summ
     from solver.io.outdir import OutputFolder
-    from solver.modules import checkpoints, result_units_for, runner_for
-    from solver.sweep import is_sweep
+    from solver.modules import checkpoints, result_units_for, runner_for, sweeps_whole_cases
 
     case = load_case(args.case, args.overrides)
     run = runner_for(case.module, f"{case.path}: module")
     if (args.checkpoint_every or args.restart) and not checkpoints(case.module, "--restart"):
         raise InputError("command line", f"module {case.module!r} writes no checkpoints "
                                           "(--checkpoint-every and --restart are for cdem)")
-    if (args.checkpoint_every or args.restart) and is_sweep(case.config):
-        raise InputError("command line", "a sweep runs many short cases: --checkpoint-every "
-                                          "and --restart are for a single run")
+    if (args.checkpoint_every or args.restart) and sweeps_whole_cases(case):
+        raise InputError("command line", f"a {case.module} sweep runs whole cases: "
+                                          "--checkpoint-every and --restart are for a single run")
     if args.restart and (args.out or args.overwrite):
         raise InputError("command line", "--restart DIR goes on in DIR: leave out --out and "
                                           "--overwrite")
@@ -131,7 +130,7 @@ def _run(args, comm) -> int:
     start = time.perf_counter()
     status, code = "done", 0
     signals = (interrupt.catching_signals()
-               if checkpoints(case.module, "module") and not is_sweep(case.config)
+               if checkpoints(case.module, "module") and not sweeps_whole_cases(case)
                else contextlib.nullcontext())
     try:
         with signals:

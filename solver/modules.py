@@ -66,12 +66,19 @@ def runner_for(module: str, where: str):
         return found.run
 
     def run(case, ctx):
-        from solver import ensemble, sweep
-        if sweep.is_sweep(case.config):
+        from solver import ensemble
+        if sweeps_whole_cases(case):
             return ensemble.run_sweep(case, ctx, getattr(found, "RESULT_UNITS", {}))
         return found.run(case, ctx)
 
     return run
+
+
+def sweeps_whole_cases(case) -> bool:
+    """Whether ``case`` is a sweep that runs as one whole case per point (its module has no
+    rows of its own): such a sweep takes no checkpoints and stops at once at a signal."""
+    from solver.sweep import is_sweep
+    return is_sweep(case.config) and not getattr(_load(case.module, "module"), "SWEEPS", False)
 
 
 def result_units_for(module: str, where: str) -> dict:

@@ -318,6 +318,8 @@ COMMAND_LINES = [
     (["run", "{dir}/cdem.toml", "--set", "nokey"], "--set"),
     (["run", "{dir}/cdem.toml", "--set", "a..b=1"], "--set"),
     (["run", "{dir}/cdem.toml", "--set", "stages[7].duration=1.0"], "stages[7]"),
+    (["run", "{dir}/cdem.toml", "--set", "sweep.time.safety=[0.5]", "--checkpoint-every", "9"],
+     "a cdem sweep runs whole cases"),
     (["run", "{dir}/nosuch.toml"], "nosuch.toml"),
     (["run", "{dir}/broken.toml"], "broken.toml"),
     (["run", "{dir}/unknown_module.toml"], "module"),
