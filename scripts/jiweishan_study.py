@@ -18,10 +18,13 @@ equilibrium value of the sliding mass on the bed and the wall (:func:`wedge_crit
 no key body). Slopes of CFFA against DACN (at the fixed DACW) and against DACW (at the fixed
 DACN) are least-squares fits.
 
-Every run works on one rank (``MPI.COMM_SELF``) in its own folder, with its summary
-(``summary.json``: the case's results), ParaView series, history and deposit map; rank 0
-gathers the rows (solver.ensemble.run_ensemble hands out the runs or the (DACN, DACW)
-points) and writes the study's CSV, PNG and ``study.json``.
+Every run works on one rank (``MPI.COMM_SELF``, :func:`solver.ensemble.run_alone`) in its
+own folder, with its summary (``summary.json``: the case's results), ParaView series, history
+and deposit map. The friction study is a sweep of the case in the syntax of every module (the
+friction fields as ``sweep.keys``, one row of ``sweep.runs`` per angle; its runs in
+``runs/run_NNN``, :func:`solver.ensemble.run_cases`); the CFFA study hands out the (DACN, DACW)
+points with :func:`solver.ensemble.run_ensemble`. Rank 0 gathers the rows and writes the
+study's CSV, PNG and ``study.json``.
 """
 
 from __future__ import annotations
@@ -34,20 +37,15 @@ import time
 import tomllib
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from mpi4py import MPI
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from mpi4py import MPI  # noqa: E402
-
-from solver.case import load_case  # noqa: E402
-from solver.context import RunContext  # noqa: E402
-from solver.ensemble import run_ensemble  # noqa: E402
-from solver.errors import InputError  # noqa: E402
-from solver.io.summary import (git_commit, now_utc, solver_version, units_of,  # noqa: E402
-                               write_summary)
-from solver.io.table import plot_title, write_rows  # noqa: E402
+from solver.case import load_case
+from solver.ensemble import run_alone, run_cases, run_ensemble
+from solver.errors import InputError
+from solver.io.progress import Progress
+from solver.io.table import plot_title, png_figure, write_rows
+from solver.sweep import points
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_jiweishan  # noqa: E402
@@ -67,31 +65,27 @@ UNITS = {"friction_deg": "deg", "sliding_distance_m": "m", "runout_m": "m",
          "holds_deg": "deg", "fails_deg": "deg", "wedge_theory_deg": "deg", "runs": "-"}
 
 
-def friction_overrides(case_path: Path, phi: float) -> list[str]:
-    """``--set`` values giving every material, interface pair and the contact the friction
-    angle ``phi``."""
+def friction_keys(case_path: Path) -> list[str]:
+    """The case fields of the friction angle: every material, interface pair and the
+    contact."""
     data = tomllib.loads(case_path.read_text())
-    out = [f"materials[{k}].friction_deg={phi}" for k in range(len(data.get("materials", [])))]
+    keys = [f"materials[{k}].friction_deg" for k in range(len(data.get("materials", [])))]
     pairs = data.get("interface", {}).get("pairs", [])
-    out += [f"interface.pairs[{k}].friction_deg={phi}" for k in range(len(pairs))]
-    return out + [f"contact.friction_deg={phi}"]
+    keys += [f"interface.pairs[{k}].friction_deg" for k in range(len(pairs))]
+    return keys + ["contact.friction_deg"]
+
+
+def friction_overrides(case_path: Path, phi: float) -> list[str]:
+    """``--set`` values giving every friction field the angle ``phi``."""
+    return [f"{key}={phi}" for key in friction_keys(case_path)]
 
 
 def run_case(case_path: Path, out_dir: Path, overrides: list[str]) -> dict:
-    """Run a CDEM case on this rank alone (COMM_SELF) into ``out_dir``; its summary."""
-    from solver.cdem.results import RESULT_UNITS
-    from solver.cdem.run import run
-
-    case = load_case(case_path, overrides)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    started, start = now_utc(), time.perf_counter()
-    output = run(case, RunContext(comm=MPI.COMM_SELF, out_dir=out_dir, quiet=True))
-    wall = time.perf_counter() - start
-    write_summary(out_dir, case.name, case.module, 1, wall, output.steps, output.results,
-                  started=started, solver_version=solver_version(), git_commit=git_commit(),
-                  converged=not output.unconverged,
-                  units=units_of(output.results, RESULT_UNITS))
-    return {"wall_s": wall, **output.results}
+    """Run a CDEM case on this rank alone into ``out_dir``; its results and wall time."""
+    row = run_alone(load_case(case_path, overrides), out_dir)
+    if row["status"] != "done":
+        raise RuntimeError(f"{out_dir}: the run {row['status']}: {row['results']}")
+    return {"wall_s": row["wall_s"], **row["results"]}
 
 
 def bisect_critical_friction(fails, low: float, high: float, tolerance: float,
@@ -145,40 +139,42 @@ def wedge_critical_friction(dacn_deg: float, dacw_deg: float) -> float:
 
 def friction_sweep(comm, case_path: Path, angles: list[float], out: Path,
                    extra: list[str]) -> list[dict] | None:
-    """Run the case at every friction angle (ranks take runs as they finish); the rows on
-    rank 0 (None elsewhere)."""
-    def run_at(_, phi: float) -> dict:
-        summary = run_case(case_path, out / f"phi_{phi:05.2f}",
-                           friction_overrides(case_path, phi) + extra)
-        print(f"rank {comm.rank}: phi {phi:g} deg: sliding distance "
-              f"{summary['sliding_distance_m']:.1f} m, broken fraction "
-              f"{summary['broken_fraction']:.3f} ({summary['wall_s']:.0f} s)", file=sys.stderr)
-        return {"friction_deg": phi, **{k: summary[k] for k in FRICTION_COLUMNS[1:]}}
-
-    return run_ensemble(comm, angles, run_at)
+    """Run the case at every friction angle: the sweep ``keys`` = the friction fields, one row
+    of ``runs`` per angle (ranks take runs as they finish, each in ``out/runs/run_NNN``); the
+    rows on rank 0 (None elsewhere)."""
+    keys = friction_keys(case_path)
+    case = load_case(case_path, [*extra, f"sweep.keys={keys}",
+                                 f"sweep.runs={[[phi] * len(keys) for phi in angles]}"])
+    rows = run_cases(comm, case, points(case.config, str(case.path), case.path.parent), out,
+                     Progress(comm, len(angles), label="runs"))
+    if rows is None:
+        return None
+    for r in rows:
+        if r["status"] != "done":
+            raise RuntimeError(f"{out}: run {r['index']} ({r['label']}) {r['status']}")
+    return [{"friction_deg": angles[r["index"]],
+             **{k: r["results"][k] for k in FRICTION_COLUMNS[1:-1]}, "wall_s": r["wall_s"]}
+            for r in rows]
 
 
 def write_friction(out: Path, name: str, rows: list[dict]) -> None:
     write_rows(out / "friction_sweep.csv", FRICTION_COLUMNS, UNITS, rows)
     phi = [r["friction_deg"] for r in rows]
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    ax.plot(phi, [r["sliding_distance_m"] for r in rows], "o-", label="sliding distance")
-    ax.plot(phi, [r["runout_m"] for r in rows], "s--", label="front runout")
-    ax.set_xlabel("friction angle [deg]")
-    ax.set_ylabel("distance [m]")
-    ax.grid(alpha=0.3)
-    twin = ax.twinx()
-    twin.plot(phi, [r["broken_fraction"] for r in rows], "^:", color="C3",
-              label="broken fraction")
-    twin.set_ylabel("broken fraction of inner interfaces [-]", color="C3")
-    twin.set_ylim(0.0, 1.05)
-    lines = ax.get_legend_handles_labels()
-    more = twin.get_legend_handles_labels()
-    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
-    ax.set_title(plot_title(name, ["friction_deg"]), fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out / "friction_sweep.png", dpi=110)
-    plt.close(fig)
+    with png_figure(out / "friction_sweep.png") as (_, ax):
+        ax.plot(phi, [r["sliding_distance_m"] for r in rows], "o-", label="sliding distance")
+        ax.plot(phi, [r["runout_m"] for r in rows], "s--", label="front runout")
+        ax.set_xlabel("friction angle [deg]")
+        ax.set_ylabel("distance [m]")
+        ax.grid(alpha=0.3)
+        twin = ax.twinx()
+        twin.plot(phi, [r["broken_fraction"] for r in rows], "^:", color="C3",
+                  label="broken fraction")
+        twin.set_ylabel("broken fraction of inner interfaces [-]", color="C3")
+        twin.set_ylim(0.0, 1.05)
+        lines = ax.get_legend_handles_labels()
+        more = twin.get_legend_handles_labels()
+        ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
+        ax.set_title(plot_title(name, ["friction_deg"]), fontsize=9)
 
 
 # -- CFFA -------------------------------------------------------------------------------------
@@ -242,25 +238,23 @@ def slope(rows: list[dict], x: str, fixed: str, value: float) -> tuple[float, li
 def write_cffa(out: Path, name: str, rows: list[dict], fixed_dacn: float,
                fixed_dacw: float) -> dict:
     write_rows(out / "cffa.csv", CFFA_COLUMNS, UNITS, rows)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
     slopes = {}
-    for ax, x, fixed, value, key in ((axes[0], "dacn_deg", "dacw_deg", fixed_dacw, "dacn"),
-                                     (axes[1], "dacw_deg", "dacn_deg", fixed_dacn, "dacw")):
-        s, chosen = slope(rows, x, fixed, value)
-        slopes[key] = s
-        xs = [r[x] for r in chosen]
-        ax.plot(xs, [r["cffa_deg"] for r in chosen], "o-",
-                label=f"CDEM bisection, slope {s:.3f} (paper {PAPER_SLOPES[key]:+.2f})")
-        ax.plot(xs, [r["wedge_theory_deg"] for r in chosen], "k--",
-                label="rigid wedge, no key body")
-        ax.set_xlabel(f"{key.upper()} [deg] ({fixed.split('_')[0].upper()} = {value:.2f} deg)")
-        ax.set_ylabel("critical failure friction angle [deg]")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(plot_title(name, ["DACN", "DACW"]), fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out / "cffa.png", dpi=110)
-    plt.close(fig)
+    with png_figure(out / "cffa.png", 1, 2, figsize=(11, 4.4)) as (fig, axes):
+        for ax, x, fixed, value, key in ((axes[0], "dacn_deg", "dacw_deg", fixed_dacw, "dacn"),
+                                         (axes[1], "dacw_deg", "dacn_deg", fixed_dacn, "dacw")):
+            s, chosen = slope(rows, x, fixed, value)
+            slopes[key] = s
+            xs = [r[x] for r in chosen]
+            ax.plot(xs, [r["cffa_deg"] for r in chosen], "o-",
+                    label=f"CDEM bisection, slope {s:.3f} (paper {PAPER_SLOPES[key]:+.2f})")
+            ax.plot(xs, [r["wedge_theory_deg"] for r in chosen], "k--",
+                    label="rigid wedge, no key body")
+            ax.set_xlabel(f"{key.upper()} [deg] ({fixed.split('_')[0].upper()} = "
+                          f"{value:.2f} deg)")
+            ax.set_ylabel("critical failure friction angle [deg]")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle(plot_title(name, ["DACN", "DACW"]), fontsize=9)
     return {"slope_dacn": slopes["dacn"], "slope_dacw": slopes["dacw"],
             "paper_slope_dacn": PAPER_SLOPES["dacn"], "paper_slope_dacw": PAPER_SLOPES["dacw"]}
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from solver.errors import InputError
-from solver.io.toml import value_text
+from solver.io.toml import dumps, value_text
 
 COORDINATE_LIMIT = 1e8
 """Largest coordinate magnitude a case may give [m] (beyond any geographic coordinate)."""
@@ -97,33 +97,39 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return keys, value
 
 
-def _step_into(table: Any, key: str, dotted: str) -> Any:
+def _step_into(table: Any, key: str, dotted: str, where: str) -> Any:
     """``table[key]`` for a table key ``name`` (created if missing) or ``name[i]``."""
     name, _, index = key.partition("[")
     if not isinstance(table, dict):
-        raise InputError("--set", f"'{dotted}': '{name}' is not inside a table")
+        raise InputError(where, f"'{dotted}': '{name}' is not inside a table")
     if not index:
         return table.setdefault(name, {})
     items = table.get(name)
     i = index.rstrip("]")
     if not isinstance(items, list) or not i.isdigit() or int(i) >= len(items):
-        raise InputError("--set", f"'{dotted}': no item {key} in the case")
+        raise InputError(where, f"'{dotted}': no item {key} in the case")
     return items[int(i)]
 
 
+def set_field(data: dict, dotted: str, value: Any, where: str) -> None:
+    """Write ``value`` into the raw TOML tables ``data`` at the dotted key: ``a.b`` a table
+    field, ``stages[1].duration`` a field of the second ``[[stages]]`` entry (the syntax of
+    ``--set`` and of ``[sweep]``); a key that leads nowhere raises InputError at ``where``."""
+    keys = dotted.split(".")
+    table = data
+    for k in keys[:-1]:
+        table = _step_into(table, k, dotted, where)
+    last = keys[-1]
+    if "[" in last or not isinstance(table, dict):
+        raise InputError(where, f"'{dotted}': the last key must name a field")
+    table[last] = value
+
+
 def apply_overrides(data: dict, overrides: list[str]) -> None:
-    """Write each override into the raw TOML tables ``data``: ``a.b=value`` sets a table
-    field, ``stages[1].duration=2.0`` a field of the second ``[[stages]]`` entry."""
+    """Write each ``--set`` override into the raw TOML tables ``data`` (:func:`set_field`)."""
     for text in overrides:
         keys, value = parse_override(text)
-        dotted = ".".join(keys)
-        table = data
-        for k in keys[:-1]:
-            table = _step_into(table, k, dotted)
-        last = keys[-1]
-        if "[" in last or not isinstance(table, dict):
-            raise InputError("--set", f"'{dotted}': the last key must name a field")
-        table[last] = value
+        set_field(data, ".".join(keys), value, "--set")
 
 
 def load_case(path: str | Path, overrides: list[str] = (), registry: dict | None = None) -> Case:
@@ -332,6 +338,15 @@ def resolved_data(case: Case) -> dict:
     ``tomllib.loads(solver.io.toml.dumps(resolved_data(case)))`` loads back to the same case
     from any folder."""
     return {"module": case.module, "name": case.name, **plain_data(case.config)}
+
+
+def write_resolved(case: Case, folder: Path, started: str, overrides: list[str] = ()) -> None:
+    """``folder/case.resolved.toml``: the case as run (:func:`resolved_data`), headed by the
+    file it came from, the start time and the ``--set`` overrides."""
+    given = "".join(f"\n  --set {o}" for o in overrides)
+    (Path(folder) / "case.resolved.toml").write_text(dumps(resolved_data(case), header=(
+        f"{case.path} as run on {started}{given}\n"
+        "every field with its value (defaults filled in, paths absolute)")))
 
 
 def plain_data(obj: Any) -> Any:

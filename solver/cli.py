@@ -99,13 +99,12 @@ def _every(text: str) -> tuple[int, float]:
 
 def _run(args, comm) -> int:
     from solver import interrupt
-    from solver.case import load_case, resolved_data
+    from solver.case import load_case, write_resolved
     from solver.context import RunContext, RunOutput
     from solver.errors import InputError
     from solver.io import summary as summ
     from solver.io.outdir import OutputFolder
-    from solver.io.toml import dumps
-    from solver.modules import checkpoints, result_units_for, runner_for
+    from solver.modules import checkpoints, result_units_for, runner_for, sweeps_whole_cases
 
     case = load_case(args.case, args.overrides)
     run = runner_for(case.module, f"{case.path}: module")
@@ -113,6 +112,9 @@ def _run(args, comm) -> int:
         raise InputError("command line", f"module {case.module!r} writes no checkpoints "
                                           "(--checkpoint-every and --restart are for "
                                           "cdem, pointmass and rockfall)")
+    if (args.checkpoint_every or args.restart) and sweeps_whole_cases(case):
+        raise InputError("command line", f"a {case.module} sweep runs whole cases: "
+                                          "--checkpoint-every and --restart are for a single run")
     if args.restart and (args.out or args.overwrite):
         raise InputError("command line", "--restart DIR goes on in DIR: leave out --out and "
                                           "--overwrite")
@@ -120,10 +122,7 @@ def _run(args, comm) -> int:
               OutputFolder(comm, args.out or Path("out") / case.name, args.overwrite))
     started = summ.now_utc()
     if comm.rank == 0:
-        overrides = "".join(f"\n  --set {o}" for o in args.overrides)
-        (folder.work / "case.resolved.toml").write_text(dumps(resolved_data(case), header=(
-            f"{case.path} as run on {started}{overrides}\n"
-            "every field with its value (defaults filled in, paths absolute)")))
+        write_resolved(case, folder.work, started, args.overrides)
     comm.Barrier()
     steps, seconds = args.checkpoint_every or (0, 0.0)
     context = RunContext(comm=comm, out_dir=folder.work, quiet=args.quiet,
@@ -131,7 +130,8 @@ def _run(args, comm) -> int:
                          restart=bool(args.restart))
     start = time.perf_counter()
     status, code = "done", 0
-    signals = (interrupt.catching_signals() if checkpoints(case.module, "module")
+    signals = (interrupt.catching_signals()
+               if checkpoints(case.module, "module") and not sweeps_whole_cases(case)
                else contextlib.nullcontext())
     try:
         with signals:

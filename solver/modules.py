@@ -6,7 +6,10 @@ Each physics module exposes, in ``solver/<module>/run.py``:
 * ``run(case: solver.case.Case, ctx: solver.context.RunContext) -> solver.context.RunOutput``;
 * ``RESULT_UNITS``: result key -> unit (or -> a table of the units of its sub-keys);
 * ``CHECKPOINTS = True`` when its ``run`` honours the context's checkpoint and restart
-  settings.
+  settings;
+* ``SWEEPS = True`` when its ``run`` expands the case's ``[sweep]`` into rows of its own
+  (:func:`solver.sweep.points`); the other modules' sweeps run each point as a whole case
+  (:func:`solver.ensemble.run_sweep`).
 
 ``solver/templates/<module>.toml`` is the case ``solver init MODULE`` writes.
 
@@ -56,13 +59,37 @@ def schema_for(module: str, where: str) -> type:
 
 
 def runner_for(module: str, where: str):
-    """The ``run(case, ctx)`` function of ``module``."""
-    return _load(module, where).run
+    """The ``run(case, ctx)`` function of ``module``: a case that sweeps fields runs as one
+    whole case per point when the module has no rows of its own."""
+    found = _load(module, where)
+    if getattr(found, "SWEEPS", False):
+        return found.run
+
+    def run(case, ctx):
+        from solver import ensemble
+        if sweeps_whole_cases(case):
+            return ensemble.run_sweep(case, ctx, getattr(found, "RESULT_UNITS", {}))
+        return found.run(case, ctx)
+
+    return run
+
+
+def sweeps_whole_cases(case) -> bool:
+    """Whether ``case`` is a sweep that runs as one whole case per point (its module has no
+    rows of its own): such a sweep takes no checkpoints and stops at once at a signal."""
+    from solver.sweep import is_sweep
+    return is_sweep(case.config) and not getattr(_load(case.module, "module"), "SWEEPS", False)
 
 
 def result_units_for(module: str, where: str) -> dict:
-    """Result key -> unit of ``module`` (empty when the module declares none)."""
-    return getattr(_load(module, where), "RESULT_UNITS", {})
+    """Result key -> unit of ``module`` (empty when the module declares none), with the
+    ``runs`` of a swept case for a module without rows of its own."""
+    found = _load(module, where)
+    units = getattr(found, "RESULT_UNITS", {})
+    if getattr(found, "SWEEPS", False):
+        return units
+    from solver.ensemble import sweep_units
+    return {**units, **sweep_units(units)}
 
 
 def checkpoints(module: str, where: str) -> bool:

@@ -371,7 +371,7 @@ BAD = [
     ("", "[block]\naspect_ratio = -1.0", "must be > 0"),
     ("", "[block]\nmass = -100.0", "must be > 0"),
     ("", "[ensemble.vary]\naspect_ratio = {values = [1.0, -2.0]}", "run 1"),
-    ("", "[sweep]\nblock.aspect_ratio = [1.0, -2.0]", "sweep.block.aspect_ratio: run 1"),
+    ("", "[sweep]\nblock.aspect_ratio = [1.0, -2.0]", "sweep.block.aspect_ratio[1]: must be > 0"),
     ("", "[sweep]\nstart.mass = [1.0]", "cannot be swept"),
     ("", "[sweep]\nstart.speed = [1.0, nan]", "sweep.start.speed[1]"),
     ("", "[sweep]\nstart.x = [1.0]\n[ensemble.vary]\nx = {values = [2.0]}", "give one"),

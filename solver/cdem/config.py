@@ -8,6 +8,7 @@ from typing import Literal
 
 from solver.case import COORDINATE_LIMIT, exactly_one, param, section
 from solver.errors import InputError
+from solver.sweep import CaseSweep
 
 INF = math.inf
 Vec3 = tuple[float, float, float]
@@ -275,6 +276,8 @@ class Config:
     contact: ContactConfig = section(ContactConfig, "block contact")
     partitioner: Literal["metis", "rcb"] = param("metis", unit="-",
                                                  doc="element partitioner across MPI ranks")
+    sweep: CaseSweep = section(CaseSweep, "whole runs of the case with fields changed "
+                               "(solver.sweep)")
 
     def validate(self, where: str) -> None:
         if not self.materials:

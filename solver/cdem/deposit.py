@@ -15,14 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from solver.mesh.reference_hex import element_volumes, shape_values  # noqa: E402
-from solver.io.table import write_rows  # noqa: E402
+from solver.mesh.reference_hex import element_volumes, shape_values
+from solver.io.table import png_figure, write_rows
 
 HISTORY_COLUMNS = ["time", "com_x", "com_y", "com_z", "com_speed", "kinetic_energy",
                    "broken_fraction"]
@@ -111,26 +107,23 @@ def write_map_table(path: Path, grid: PlanGrid, maps: dict[str, np.ndarray]) -> 
 
 def plot_map(path: Path, grid: PlanGrid, maps: dict[str, np.ndarray], title: str) -> None:
     """Two panels: final thickness and travel distance, with the initial footprint."""
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5.6), sharey=True)
     thickness = np.ma.masked_where(maps["thickness"] <= 0, maps["thickness"])
     travel = np.ma.masked_invalid(maps["travel"])
     xs, ys = grid.centres()
-    for ax, data, label, cmap in ((axes[0], thickness, "deposit thickness [m]", "viridis"),
-                                  (axes[1], travel, "travel distance [m]", "magma")):
-        image = ax.imshow(data, origin="lower", extent=grid.extent(), cmap=cmap,
-                          interpolation="nearest")
-        if np.any(maps["initial_thickness"] > 0):
-            ax.contour(xs, ys, (maps["initial_thickness"] > 0).astype(float), levels=[0.5],
-                       colors="k", linewidths=1.0, linestyles="dashed")
-        fig.colorbar(image, ax=ax, shrink=0.85, label=label)
-        ax.set_xlabel("x (east) [m]")
-        ax.set_aspect("equal")
-        ax.grid(alpha=0.2)
-    axes[0].set_ylabel("y (north) [m]")
-    fig.suptitle(f"{title}; dashed: initial footprint", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with png_figure(path, 1, 2, figsize=(12, 5.6), sharey=True) as (fig, axes):
+        for ax, data, label, cmap in ((axes[0], thickness, "deposit thickness [m]", "viridis"),
+                                      (axes[1], travel, "travel distance [m]", "magma")):
+            image = ax.imshow(data, origin="lower", extent=grid.extent(), cmap=cmap,
+                              interpolation="nearest")
+            if np.any(maps["initial_thickness"] > 0):
+                ax.contour(xs, ys, (maps["initial_thickness"] > 0).astype(float), levels=[0.5],
+                           colors="k", linewidths=1.0, linestyles="dashed")
+            fig.colorbar(image, ax=ax, shrink=0.85, label=label)
+            ax.set_xlabel("x (east) [m]")
+            ax.set_aspect("equal")
+            ax.grid(alpha=0.2)
+        axes[0].set_ylabel("y (north) [m]")
+        fig.suptitle(f"{title}; dashed: initial footprint", fontsize=10)
 
 
 def write_history(path: Path, rows: list[list[float]]) -> None:
@@ -142,18 +135,15 @@ def plot_history(path: Path, rows: list[list[float]], title: str) -> None:
     data = np.asarray(rows, dtype=float).reshape(-1, len(HISTORY_COLUMNS))
     t = data[:, 0]
     travel = np.linalg.norm(data[:, 1:3] - data[:1, 1:3], axis=1)
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
-    panels = ((axes[0, 0], data[:, 4], "centre-of-mass speed [m/s]"),
-              (axes[0, 1], travel, "centre-of-mass horizontal travel [m]"),
-              (axes[1, 0], data[:, 3], "centre-of-mass elevation [m]"),
-              (axes[1, 1], data[:, 6], "broken fraction of inner interfaces [-]"))
-    for ax, y, label in panels:
-        ax.plot(t, y)
-        ax.set_title(label, fontsize=9)
-        ax.grid(alpha=0.3)
-    for ax in axes[1]:
-        ax.set_xlabel("t [s]")
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with png_figure(path, 2, 2, figsize=(10, 7), sharex=True) as (fig, axes):
+        panels = ((axes[0, 0], data[:, 4], "centre-of-mass speed [m/s]"),
+                  (axes[0, 1], travel, "centre-of-mass horizontal travel [m]"),
+                  (axes[1, 0], data[:, 3], "centre-of-mass elevation [m]"),
+                  (axes[1, 1], data[:, 6], "broken fraction of inner interfaces [-]"))
+        for ax, y, label in panels:
+            ax.plot(t, y)
+            ax.set_title(label, fontsize=9)
+            ax.grid(alpha=0.3)
+        for ax in axes[1]:
+            ax.set_xlabel("t [s]")
+        fig.suptitle(title, fontsize=10)

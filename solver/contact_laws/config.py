@@ -9,6 +9,7 @@ from typing import Literal
 
 from solver.case import param, section
 from solver.errors import InputError
+from solver.sweep import CaseSweep
 
 
 MAX_POINTS = 1_000_000
@@ -93,6 +94,7 @@ class Config:
     steps: int = param(4000, unit="-", doc="integration steps per collision", ge=100,
                        le=1_000_000)
     output: Output = section(Output, "outputs")
+    sweep: CaseSweep = section(CaseSweep, "whole maps with fields changed (solver.sweep)")
 
     def validate(self, where: str) -> None:
         for field_name, kt_kn, steps in (("grid.kt_kn_max", self.grid.kt_kn_max, self.steps),

@@ -7,11 +7,11 @@ of Dattola et al. 2021") is not available, only its viscous pair
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
-from solver.case import param, section, swept_fields
+from solver import sweep
+from solver.case import param, section
 from solver.errors import InputError
 
 Variable = Literal["aspect_ratio", "theta_0", "theta_in", "omega_0"]
@@ -19,11 +19,6 @@ MAX_ASPECT_RATIO = 100.0
 """Most elongated block: A_r = H/R up to 100 (Dattola et al. 2023 study 1 to 4)."""
 MAX_SPIN = 36000.0
 """Fastest initial spin [deg/s], 100 revolutions per second."""
-MAX_IMPACTS = 100_000
-"""Most impacts in a sweep."""
-ALIASES = {"aspect_ratio": "block.aspect_ratio", "theta_0": "impact.theta_0",
-           "theta_in": "impact.theta_in", "omega_0": "impact.omega_0"}
-"""The four sweep lists and the case fields they set."""
 
 
 @dataclass
@@ -120,9 +115,14 @@ class Solver:
 
 
 @dataclass
-class Sweep:
-    """Parametric study: the Cartesian product of the four input lists (empty = the case's
-    value) and of any dotted case field's list (``soil.phi = [30.0, 40.0]``, solver.sweep)."""
+class Sweep(sweep.Sweep):
+    """Parametric study: the Cartesian product of any dotted case field's list
+    (``soil.phi = [30.0, 40.0]``, solver.sweep) and of the four input lists (empty = the
+    case's value), which are short for the fields they set."""
+
+    ALIASES: ClassVar[dict[str, str]] = {
+        "aspect_ratio": "block.aspect_ratio", "theta_0": "impact.theta_0",
+        "theta_in": "impact.theta_in", "omega_0": "impact.omega_0"}
 
     aspect_ratio: list[float] = param(unit="-", doc="A_r values", default_factory=list)
     theta_0: list[float] = param(unit="deg", doc="orientation values", default_factory=list,
@@ -134,27 +134,14 @@ class Sweep:
     plots: list[str] = param(unit="-", doc="result columns plotted against x (one PNG each)",
                              default_factory=lambda: ["e_n", "max_penetration", "max_force"])
     histories: bool = param(False, unit="-", doc="also plot the time histories of all impacts")
-    fields: dict[str, list[Any]] = swept_fields("any other key: a dotted case field and its "
-                                                "values (the impacts are the product of all "
-                                                "lists)")
 
     def validate(self, where: str) -> None:
         from solver.impact.sweeps import COLUMNS
-        for name, dotted in ALIASES.items():
-            if getattr(self, name) and dotted in self.fields:
-                raise InputError(f"{where}.{dotted}", f"also swept as sweep.{name}: give one")
-        count = math.prod(max(1, len(values)) for values in
-                          [*(getattr(self, name) for name in ALIASES), *self.fields.values()])
-        if count > MAX_IMPACTS:
-            raise InputError(where, f"the sweep holds {count} impacts, more than {MAX_IMPACTS}")
+        super().validate(where)
         for name in self.plots:
             if name not in COLUMNS:
                 raise InputError(f"{where}.plots", f"unknown column {name!r} "
                                  f"(known: {', '.join(COLUMNS)})")
-        for name in ("aspect_ratio", "theta_in"):
-            for v in getattr(self, name):
-                probe = Block(aspect_ratio=v) if name == "aspect_ratio" else Impact(theta_in=v)
-                probe.validate(where)
 
 
 @dataclass

@@ -4,26 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from solver.impact.restitution import rotational_ratio  # noqa: E402
-from solver.impact.sweeps import INPUTS, UNITS  # noqa: E402
-from solver.io.table import plot_title  # noqa: E402
+from solver.impact.restitution import rotational_ratio
+from solver.impact.sweeps import INPUTS, UNITS
+from solver.io.table import plot_rows, plot_title, png_figure
 
 LABELS = {"aspect_ratio": "A_r", "theta_0": "theta_0 [deg]", "theta_in": "theta_in [deg]",
           "omega_0": "omega_0 [deg/s]", "max_penetration": "max sinking u_D [m]",
           "max_displacement": "max u_n [m]", "max_force": "max normal force N [N]",
           "max_moment": "max |M| [N m]", "rotation": "rotation change [rad]",
           "duration": "impact duration [s]", "rot_ratio_max": "max R_r [-]"}
-
-
-def value_text(value) -> str:
-    """A number as ``%g``, anything else as it is."""
-    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
 
 def _with_unit(key: str, value: float) -> str:
@@ -43,28 +34,10 @@ def plot_sweep(out_dir: Path, name: str, rows: list[dict], x: str, columns: list
     title = plot_title(name, [k for k in inputs if len({r[k] for r in rows}) > 1],
                        {k: _with_unit(k, rows[0][k]) for k in INPUTS
                         if len({r[k] for r in rows}) == 1})
-    groups: dict[tuple, list[dict]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row[k] for k in others), []).append(row)
     paths = []
     for column in columns:
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
-        for key, members in groups.items():
-            members = sorted(members, key=lambda r: r[x])
-            label = ", ".join(f"{LABELS.get(k, k).split(' ')[0]}={value_text(v)}"
-                              for k, v in zip(others, key))
-            ax.plot([r[x] for r in members], [r[column] for r in members], "o-", ms=3,
-                    label=label or None)
-        ax.set_xlabel(LABELS.get(x, x))
-        ax.set_ylabel(LABELS.get(column, column))
-        ax.set_title(title, fontsize=9)
-        ax.grid(alpha=0.3)
-        if others:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
         path = out_dir / f"{name}_{column}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        plot_rows(path, rows, x, column, others, title, LABELS)
         paths.append(path)
     return paths
 
@@ -73,23 +46,20 @@ def plot_histories(out_dir: Path, name: str, labels: list[str], histories: list,
                    title: str) -> Path:
     """u_n(t), N(t), rotation(t) and R_r(t) of several impacts (Dattola et al. 2023, Figs. 4
     and 6)."""
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-    for label, (t, y, d) in zip(labels, histories):
-        ms = 1e3 * np.asarray(t)
-        axes[0, 0].plot(ms, y[0], label=label)
-        axes[0, 1].plot(ms, d["N"] / 1e3, label=label)
-        axes[1, 0].plot(ms, np.degrees(y[2]), label=label)
-        axes[1, 1].plot(ms, rotational_ratio(d["E_kr"], d["E_kt"]), label=label)
-    titles = ("normal displacement u_n [m]", "normal force N [kN]", "rotation change [deg]",
-              "rotational energy ratio R_r [-]")
-    for ax, title in zip(axes.flat, titles):
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("t [ms]")
-        ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
     path = out_dir / f"{name}_histories.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with png_figure(path, 2, 2, figsize=(10, 7)) as (fig, axes):
+        for label, (t, y, d) in zip(labels, histories):
+            ms = 1e3 * np.asarray(t)
+            axes[0, 0].plot(ms, y[0], label=label)
+            axes[0, 1].plot(ms, d["N"] / 1e3, label=label)
+            axes[1, 0].plot(ms, np.degrees(y[2]), label=label)
+            axes[1, 1].plot(ms, rotational_ratio(d["E_kr"], d["E_kt"]), label=label)
+        titles = ("normal displacement u_n [m]", "normal force N [kN]", "rotation change [deg]",
+                  "rotational energy ratio R_r [-]")
+        for ax, title in zip(axes.flat, titles):
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("t [ms]")
+            ax.grid(alpha=0.3)
+        axes[0, 0].legend(fontsize=7)
+        fig.suptitle(title, fontsize=10)
     return path

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from solver import sweep
+
 from solver.case import Case
 from solver.context import RunContext, RunOutput
 from solver.errors import InputError
@@ -22,11 +22,14 @@ from solver.impact import geometry, plots
 from solver.impact.config import Config
 from solver.impact.output import write_impact_vtk
 from solver.impact.restitution import rotational_ratio
-from solver.impact.sweeps import (INPUTS, UNITS, Point, is_sweep, make_setup, run_impact,
-                                  run_sweep, sweep_points, write_table)
-from solver.io.table import plot_title, write_rows
+from solver.impact.sweeps import (INPUTS, UNITS, fields, inputs, make_setup, run_impact,
+                                  run_sweep, write_table)
+from solver.io.table import number_text, plot_title, write_rows
+from solver.sweep import Point, is_sweep, points, units
 
-__all__ = ["Config", "RESULT_UNITS", "run"]
+__all__ = ["Config", "RESULT_UNITS", "SWEEPS", "run"]
+
+SWEEPS = True
 
 RESULT_UNITS = {**UNITS, "semi_axis_r": "m", "semi_axis_h": "m", "n_impacts": "-",
                 "table": "-", "e_energy_max": "-", "energy_closure_max": "-", "ends": "-"}
@@ -35,10 +38,10 @@ RESULT_UNITS = {**UNITS, "semi_axis_r": "m", "semi_axis_h": "m", "n_impacts": "-
 def _check_contact_velocity(points: list[Point], where: str) -> None:
     """The first contact point must move into the ground (else there is no impact)."""
     for point in points:
-        setup = make_setup(point.config, *point.inputs)
+        setup = make_setup(point.config, *inputs(point.config))
         v_n0, _, omega = setup.initial_velocity
         if v_n0 + setup.contact_arm_0 * omega <= 0.0:
-            a_r, theta_0, _, omega_0 = point.inputs
+            a_r, theta_0, _, omega_0 = inputs(point.config)
             raise InputError(f"{where}: impact.omega_0", f"with A_r={a_r:g}, "
                              f"theta_0={theta_0:g} deg the spin {omega_0:g} deg/s lifts the "
                              f"contact point off the ground: no impact")
@@ -66,10 +69,10 @@ def _write_history(path, history) -> None:
 def run(case: Case, ctx: RunContext) -> RunOutput:
     cfg: Config = case.config
     comm = ctx.comm
-    points = sweep_points(cfg, str(case.path), case.path.parent)
-    _check_contact_velocity(points, str(case.path))
+    runs = points(cfg, str(case.path), case.path.parent)
+    _check_contact_velocity(runs, str(case.path))
     if not is_sweep(cfg):
-        point = points[0].inputs
+        point = inputs(cfg)
         row, history = run_impact(cfg, point)
         if comm.rank == 0:
             _write_history(ctx.out_dir / f"{case.name}_history.csv", history)
@@ -87,21 +90,22 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
 
     def write_vtk(index: int, point: Point, history) -> None:
         write_impact_vtk(ctx.out_dir / f"{case.name}_impacts", f"impact_{index:03d}",
-                         make_setup(point.config, *point.inputs), history, cfg.output.vtk_frames)
+                         make_setup(point.config, *inputs(point.config)), history,
+                         cfg.output.vtk_frames)
 
-    rows, histories, steps = run_sweep(comm, points, cfg.sweep.histories,
-                                       ctx.progress(len(points), label="impacts"),
+    rows, histories, steps = run_sweep(comm, runs, cfg.sweep.histories,
+                                       ctx.progress(len(runs), label="impacts"),
                                        write_vtk if cfg.output.vtk_in_sweeps else None)
     results = None
     if comm.rank == 0:
         table = ctx.out_dir / f"{case.name}_sweep.csv"
-        fields = sweep.units(Config, list(cfg.sweep.fields))
-        write_table(table, rows, fields)
+        columns = units(Config, list(fields(runs[0])))
+        write_table(table, rows, columns)
         plots.plot_sweep(ctx.out_dir, case.name, rows, cfg.sweep.x, cfg.sweep.plots,
-                         (*fields, *INPUTS))
+                         (*columns, *INPUTS))
         if cfg.sweep.histories:
-            varied = [k for k in (*fields, *INPUTS) if len({r[k] for r in rows}) > 1]
-            labels = [", ".join(f"{k}={plots.value_text(r[k])}" for k in varied) for r in rows]
+            varied = [k for k in (*columns, *INPUTS) if len({r[k] for r in rows}) > 1]
+            labels = [", ".join(f"{k}={number_text(r[k])}" for k in varied) for r in rows]
             plots.plot_histories(ctx.out_dir, case.name, labels, histories,
                                  plot_title(case.name, varied))
         results = {"n_impacts": len(rows), "table": table.name,

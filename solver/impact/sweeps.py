@@ -1,20 +1,16 @@
 """Single impacts and parametric sweeps (Dattola et al. 2023, Sect. 3, Figs. 4-9 and 13).
 
-A sweep is the Cartesian product of the ``[sweep]`` lists (the four inputs, and any dotted case
-field, :mod:`solver.sweep`); its impacts are handed out over the
-MPI ranks (:func:`solver.ensemble.run_ensemble`) and gathered in order on rank 0, so the table
-is the same for any number of ranks.
+A sweep's impacts are the points of the case's ``[sweep]`` (:func:`solver.sweep.points`: the
+dotted case fields, then the four input lists); they are handed out over the MPI ranks
+(:func:`solver.ensemble.run_ensemble`) and gathered in order on rank 0, so the table is the
+same for any number of ranks.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from solver import sweep
 from solver.ensemble import run_ensemble
 from solver.impact import geometry
 from solver.impact.dynamics import History, ImpactSetup, simulate
@@ -53,47 +49,29 @@ def run_impact(cfg, inputs: tuple[float, float, float, float]) -> tuple[dict, Hi
     return row, history
 
 
-@dataclass
-class Point:
-    """One impact of a sweep: its case (with the dotted sweep fields set), the four inputs and
-    the dotted fields' values."""
-
-    config: Any
-    inputs: tuple[float, float, float, float]
-    fields: dict[str, Any]
+def inputs(cfg) -> tuple[float, float, float, float]:
+    """The four impact inputs of the case ``cfg``: A_r, theta_0, theta_in, omega_0."""
+    return (cfg.block.aspect_ratio, cfg.impact.theta_0, cfg.impact.theta_in,
+            cfg.impact.omega_0)
 
 
-def sweep_points(cfg, file: str = "", base: Path = Path(".")) -> list[Point]:
-    """The impacts: for each point of the dotted sweep fields (:mod:`solver.sweep`), the
-    Cartesian product of the four input lists; an empty list takes the case's own value."""
-    cases = ([(sweep.configure(cfg, p, file, base), p) for p in sweep.product(cfg.sweep.fields)]
-             if cfg.sweep.fields else [(cfg, {})])
-    points = []
-    for case_cfg, fields in cases:
-        values = [cfg.sweep.aspect_ratio or [case_cfg.block.aspect_ratio],
-                  cfg.sweep.theta_0 or [case_cfg.impact.theta_0],
-                  cfg.sweep.theta_in or [case_cfg.impact.theta_in],
-                  cfg.sweep.omega_0 or [case_cfg.impact.omega_0]]
-        points += [Point(case_cfg, tuple(map(float, p)), fields)
-                   for p in itertools.product(*values)]
-    return points
+def fields(point) -> dict:
+    """The swept case fields of a sweep point other than the four inputs (their columns)."""
+    aliased = set(type(point.config.sweep).ALIASES.values())
+    return {k: v for k, v in point.values.items() if k not in aliased}
 
 
-def is_sweep(cfg) -> bool:
-    return bool(cfg.sweep.fields) or any(getattr(cfg.sweep, name) for name in INPUTS)
-
-
-def run_sweep(comm, points: list[Point], histories: bool, progress,
+def run_sweep(comm, points: list, histories: bool, progress,
               on_impact=None) -> tuple[list[dict] | None, list | None, int]:
-    """Run the sweep over the ranks; rank 0 gets all rows (and histories if asked), every rank
-    the total number of integration steps. ``on_impact(index, point, history)`` is called on
-    the rank that ran the impact."""
-    def impact(index: int, point: Point) -> tuple[dict, tuple | None, int]:
-        row, history = run_impact(point.config, point.inputs)
+    """Run the sweep points (:func:`solver.sweep.points`) over the ranks; rank 0 gets all rows
+    (and histories if asked), every rank the total number of integration steps.
+    ``on_impact(index, point, history)`` is called on the rank that ran the impact."""
+    def impact(index: int, point) -> tuple[dict, tuple | None, int]:
+        row, history = run_impact(point.config, inputs(point.config))
         if on_impact is not None:
             on_impact(index, point, history)
         keep = (history.t, history.y[:3], history.derived) if histories else None
-        return {**point.fields, **row}, keep, len(history.t)
+        return {**fields(point), **row}, keep, len(history.t)
 
     gathered = run_ensemble(comm, points, impact, progress)
     steps = comm.bcast(None if gathered is None else sum(g[2] for g in gathered), root=0)

@@ -12,14 +12,15 @@ imageio-ffmpeg is installed) or ``.gif``.
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 
 import numpy as np
 
+from solver.case import load_case
 from solver.errors import InputError
 from solver.io.table import plot_title
 from solver.io.vtk import UNITS
+from solver.sweep import points
 
 CONTEXT = {"terrain": dict(color="tan", opacity=1.0), "sea": dict(color="steelblue", opacity=0.35),
            "ground": dict(color="burlywood", opacity=0.8)}
@@ -51,11 +52,11 @@ def _run_info(out: Path) -> tuple[str, str, str]:
     swept = ""
     resolved = out / "case.resolved.toml"
     if resolved.is_file():
-        case = tomllib.loads(resolved.read_text())
-        sweep = case.get("sweep", {})
-        if sweep.get("keys") and sweep.get("runs"):
-            row = sweep["runs"][case.get("output", {}).get("vtk_run", 0)]
-            swept = ", ".join(f"{k.split('.')[-1]} = {v}" for k, v in zip(sweep["keys"], row))
+        config = load_case(resolved).config
+        runs = points(config, str(resolved), out)
+        if len(runs) > 1:
+            shown = runs[getattr(config.output, "vtk_run", 0)]
+            swept = ", ".join(f"{k.split('.')[-1]} = {v}" for k, v in shown.values.items())
     return info["case"], info["module"], swept
 
 

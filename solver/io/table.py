@@ -1,15 +1,17 @@
-"""CSV tables and PNG titles an engineer can use on their own.
+"""CSV tables and PNG plots an engineer can use on their own.
 
 Every CSV header states the unit of each column as ``name [unit]`` (``-`` for dimensionless);
-:func:`column_name` strips it again for readers. Every PNG title names the case and the swept
-inputs (:func:`plot_title`).
+:func:`column_name` strips it again for readers. Every PNG is made by :func:`png_figure`
+(matplotlib, Agg backend: no display needed) and titled with the case and the swept inputs
+(:func:`plot_title`).
 """
 
 from __future__ import annotations
 
 import csv
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -56,6 +58,64 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
         names = [column_name(k) for k in next(csv.reader(fh))]
     data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
     return {name: data[:, i] for i, name in enumerate(names)}
+
+
+@contextmanager
+def png_figure(path: Path, nrows: int = 1, ncols: int = 1, *,
+               figsize: tuple[float, float] = (6.4, 4.4), dpi: int = 110, tight: bool = True,
+               **subplots: Any) -> Iterator[tuple[Any, Any]]:
+    """The one PNG writer: ``with png_figure(path) as (fig, ax): ax.plot(...)`` draws on a new
+    figure of ``nrows`` x ``ncols`` axes (``subplots``: further arguments of
+    ``pyplot.subplots``, e.g. ``sharex``); on leaving the block the layout is tightened (unless
+    ``tight`` is false), the PNG written at ``dpi`` (its folder made if missing) and the figure
+    closed, also when drawing fails."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, **subplots)
+    try:
+        yield fig, axes
+        if tight:
+            fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
+
+
+def plot_rows(path: Path, rows: list[dict], x: str, y: str, groups: Iterable[str] = (),
+              title: str = "", labels: dict[str, str] | None = None) -> None:
+    """A PNG of the column ``y`` of ``rows`` against ``x``: one curve (points in the order of
+    x) per combination of the values of the ``groups`` columns, labelled with them; ``labels``
+    maps a column to its axis label (default: its name). A missing value is left out."""
+    labels = labels or {}
+    groups = list(groups)
+    curves: dict[tuple, list[dict]] = {}
+    for row in rows:
+        curves.setdefault(tuple(row[k] for k in groups), []).append(row)
+    with png_figure(path) as (_, ax):
+        for key, members in curves.items():
+            members = sorted(members, key=lambda r: r[x])
+            label = ", ".join(f"{labels.get(k, k).split(' ')[0]}={number_text(v)}"
+                              for k, v in zip(groups, key))
+            ax.plot([r[x] for r in members], [_value(r.get(y)) for r in members], "o-", ms=3,
+                    label=label or None)
+        ax.set_xlabel(labels.get(x, x))
+        ax.set_ylabel(labels.get(y, y))
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3)
+        if groups:
+            ax.legend(fontsize=7)
+
+
+def number_text(value: Any) -> str:
+    """A number as ``%g``, anything else as it is."""
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+def _value(value: Any) -> Any:
+    return np.nan if value is None else value
 
 
 def plot_title(case: str, swept: dict[str, Any] | list[str] | None = None,

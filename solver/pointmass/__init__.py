@@ -8,5 +8,6 @@ diagonals carry elasto-plastic (EP) forces (Eq. 5); gravity, surface reaction an
 Layout: config.py (case schema), expression.py / dem.py / surface.py (the surface), grid.py (the
 masses and links), forces.py (force kernels and the RB system), dynamics.py (accelerations),
 integrate.py (RK4), simulate.py (the time loop of one run), benchmark.py (sphere cup theory),
-sweep.py (ensembles), output.py (VTK, CSV, PNG), run.py (entry point, MPI sharing of runs).
+output.py (VTK, CSV, PNG), run.py (entry point: the runs of a sweep, solver.sweep, shared over
+the MPI ranks).
 """

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from solver.case import COORDINATE_LIMIT, exactly_one, param, section, swept_fields
+from solver.case import COORDINATE_LIMIT, exactly_one, param, section
 from solver.errors import InputError
+from solver.sweep import Sweep
 
 INF = math.inf
 Vec2 = tuple[float, float]
@@ -252,35 +253,6 @@ class OutputConfig:
 
 
 @dataclass
-class SweepConfig:
-    """An ensemble: dotted case fields with lists of values (``"grid.nx" = [3, 4]``, the
-    Cartesian product), or each row of ``runs`` setting the dotted ``keys`` of one run."""
-
-    keys: list[str] = param(unit="-", doc="dotted case fields the sweep sets",
-                            default_factory=list)
-    runs: list[list[Any]] = param(unit="-", doc="one row of values per run",
-                                  default_factory=list)
-
-    fields: dict[str, list[Any]] = swept_fields("any other key: a dotted case field and its "
-                                                "values, one per run")
-
-    def validate(self, where: str) -> None:
-        if self.fields and self.keys:
-            raise InputError(where, "give keys and runs or dotted fields with their values, "
-                             "not both")
-        if bool(self.keys) != bool(self.runs):
-            raise InputError(where, "a sweep needs both keys and runs")
-        for i, row in enumerate(self.runs):
-            if len(row) != len(self.keys):
-                raise InputError(f"{where}.runs[{i}]",
-                                 f"expected {len(self.keys)} values ({', '.join(self.keys)})")
-        for key in [*self.keys, *self.fields]:
-            if key.split(".")[0] == "sweep":
-                raise InputError(f"{where}.keys" if key in self.keys else f"{where}.{key}",
-                                 "a sweep cannot set sweep fields")
-
-
-@dataclass
 class Config:
     """Root of a point-mass case."""
 
@@ -292,7 +264,7 @@ class Config:
     water: WaterConfig = section(WaterConfig, "sea water")
     time: TimeConfig = section(TimeConfig, "time integration")
     output: OutputConfig = section(OutputConfig, "outputs")
-    sweep: SweepConfig = section(SweepConfig, "parameter sweep")
+    sweep: Sweep = section(Sweep, "runs of the case with fields changed (solver.sweep)")
     gravity: float = param(9.81, unit="m/s2", doc="gravity acceleration g (up to 1e4: a "
                            "thousand g)", gt=0.0, le=1e4)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.io.table import write_rows
+from solver.io.table import png_figure, write_rows
 from solver.io.vtk import VtkSeries, code_table
 from solver.pointmass.dynamics import Frame
 from solver.pointmass.grid import Body
@@ -119,18 +119,12 @@ def write_history(path: Path, rows: np.ndarray) -> None:
 
 def plot_speed(path: Path, histories: list[tuple[str, np.ndarray]], title: str) -> None:
     """PNG of the CoM speed against time, one curve per run."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for label, rows in histories:
-        ax.plot(rows[:, 0], rows[:, 4], label=label)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("CoM speed (m/s)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, alpha=0.3)
-    if len(histories) > 1:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with png_figure(path, figsize=(7, 4), dpi=120) as (_, ax):
+        for label, rows in histories:
+            ax.plot(rows[:, 0], rows[:, 4], label=label)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("CoM speed (m/s)")
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, alpha=0.3)
+        if len(histories) > 1:
+            ax.legend(fontsize=8)

@@ -1,4 +1,5 @@
-"""Entry point of ``module = "pointmass"``: one run, or a sweep shared by the MPI ranks.
+"""Entry point of ``module = "pointmass"``: one run, or a sweep (:func:`solver.sweep.points`)
+shared by the MPI ranks.
 
 Outputs in the run folder: ``summary.json`` (by the CLI), ``com.csv`` (a sweep:
 ``runs/run_NNN.csv``), ``com_speed.png``, and the VTK series ``<case>.pvd`` (a sweep: of run
@@ -30,11 +31,12 @@ from solver.io.table import plot_title
 from solver.pointmass.config import Config
 from solver.pointmass.output import plot_speed
 from solver.pointmass.simulate import simulate
-from solver.pointmass.sweep import expand
+from solver.sweep import points
 
-__all__ = ["CHECKPOINTS", "RESULT_UNITS", "Config", "run"]
+__all__ = ["CHECKPOINTS", "RESULT_UNITS", "SWEEPS", "Config", "run"]
 
 CHECKPOINTS = True
+SWEEPS = True
 
 WORST = ("force_rel_error_max", "escape_force_over_weight_max", "reaction_rel_error_max",
          "distance_rel_error_max", "energy_rel_drift")
@@ -54,7 +56,7 @@ RESULT_UNITS = {**RUN_UNITS, "runs": {"index": "-", "label": "-", "params": "-",
 def _summarize(specs, rows: list[dict]) -> dict:
     if len(specs) == 1:
         return rows[0]
-    table = [{"index": s.index, "label": s.label, "params": s.params, **r}
+    table = [{"index": s.index, "label": s.label, "params": s.values, **r}
              for s, r in zip(specs, rows)]
     out: dict = {"runs": table}
     for key in WORST:
@@ -78,7 +80,7 @@ def _decode(record: Record) -> tuple[dict, np.ndarray]:
 
 
 def run(case: Case, ctx: RunContext) -> RunOutput:
-    specs = expand(case)
+    specs = points(case.config, str(case.path), case.path.parent)
     comm = ctx.comm
     sweep = len(specs) > 1
     vtk_run = case.config.output.vtk_run if sweep else 0
@@ -104,7 +106,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         if case.config.output.plot:
             plot_speed(ctx.out_dir / "com_speed.png",
                        [(s.label, h) for s, (_, h) in zip(specs, gathered)],
-                       plot_title(case.name, list(specs[0].params)))
+                       plot_title(case.name, list(specs[0].values)))
         results = _summarize(specs, rows)
         results["steps_total"] = int(np.sum([r["steps"] for r in rows]))
     results = comm.bcast(results, root=0)

@@ -1,7 +1,7 @@
 """The block: a rigid prolate spheroid (semi-axis H along its symmetry axis a, R across it).
 
-Sizes from the mass (Eq. 7 of the ellipsoid-impact paper, Rock Mech. Rock Eng. 2023,
-doi:10.1007/s00603-023-03464-3): ``R = (3 m / (4 pi rho A_r))^(1/3)``, ``H = A_r R``
+Sizes from the mass (Dattola et al. 2023, Eq. 7; docs/references.md, Eq. G1):
+``R = (3 m / (4 pi rho A_r))^(1/3)``, ``H = A_r R``
 (:func:`solver.impact.geometry.block_size`).
 
 * Shape matrix: the block is ``{x : (x - c)^T M^-1 (x - c) <= 1}`` with
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver.impact import geometry
+from solver.rotation import rotate_about_axis
 
 
 @dataclass(frozen=True)
@@ -76,19 +77,6 @@ class Shape:
             omega @ self.inertia(axis) @ omega)
 
 
-def rotate(vector: np.ndarray, unit_axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rodrigues' rotation of ``vector`` about ``unit_axis`` by ``angle`` (right hand)."""
-    c, s = math.cos(angle), math.sin(angle)
-    return (vector * c + cross(unit_axis, vector) * s
-            + unit_axis * float(unit_axis @ vector) * (1.0 - c))
-
-
-def cross(a, b) -> np.ndarray:
-    """``a x b`` of two 3-vectors (numpy's cross costs ten times more on single vectors)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
-
-
 def unit(vector: np.ndarray) -> np.ndarray:
     return vector / np.linalg.norm(vector)
 
@@ -107,8 +95,8 @@ class FreeRotation:
 
     def at(self, tau: float) -> tuple[np.ndarray, np.ndarray]:
         """Axis and angular velocity ``tau`` seconds later."""
-        axis = rotate(self.axis0, self.direction, self.rate * tau) if self.rate > 0.0 \
-            else self.axis0
+        axis = (rotate_about_axis(self.axis0, self.direction, self.rate * tau)
+                if self.rate > 0.0 else self.axis0)
         s = self.shape
         omega = (self.momentum / s.inertia_perp
                  + (1.0 / s.inertia_axial - 1.0 / s.inertia_perp)

@@ -1,6 +1,6 @@
 """A ground impact of the block, resolved by the ellipsoid-impact module in the local n-t frame.
 
-Local frame at the contact (the impact module's, Rock Mech. Rock Eng. 2023 Sect. 2.1): n into
+Local frame at the contact (the impact module's, Dattola et al. 2023, Sect. 2.1): n into
 the ground (minus the upward surface normal), t along the tangential velocity of the centre
 (so ``v_t >= 0`` and ``theta_in = atan2(v_t, v_n)``), w = t x n, which makes the module's
 clockwise theta (t to the right, n down) a right-handed rotation about w. Inputs of the module:
@@ -39,7 +39,8 @@ from scipy.integrate import trapezoid
 
 from solver.impact.dynamics import ImpactSetup, simulate
 from solver.impact.restitution import coefficients
-from solver.rockfall.body import Shape, cross, rotate, unit
+from solver.rockfall.body import Shape, unit
+from solver.rotation import cross, rotate_about_axis
 
 
 @dataclass
@@ -119,7 +120,7 @@ def resolve(shape: Shape, centre, velocity, axis, omega, normal, law, rho_c0: fl
     coef = coefficients(setup, history)
     u_n, u_t, theta, v_n, v_t, spin = (float(v) for v in history.y[:6, -1])
     lower = axis if float(axis @ f.n) >= 0.0 else -axis
-    new_axis = rotate(lower, f.w, theta)
+    new_axis = rotate_about_axis(lower, f.w, theta)
     lateral = velocity - f.v_n * f.n - f.v_t * f.t
     new_velocity = v_n * f.n + v_t * f.t + lateral
     new_omega = omega + (spin - f.omega_0) * f.w

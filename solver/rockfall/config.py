@@ -11,11 +11,11 @@ raster selects one by name.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from solver.case import exactly_one, param, section, swept_fields
+from solver import sweep
+from solver.case import exactly_one, param, section
 from solver.errors import InputError
 from solver.impact.config import Block, Soil, Solver
 
@@ -175,31 +175,21 @@ class Ensemble:
 
 
 @dataclass
-class Sweep:
-    """Grids over the start and block fields in the dotted syntax of every module:
-    ``"start.speed" = [1.0, 2.0]`` is ``[ensemble.vary.speed] values = [1.0, 2.0]``."""
-
-    fields: dict[str, list[Any]] = swept_fields("start.<name> or block.<name> and its grid of "
-                                                "values")
+class Sweep(sweep.Sweep):
+    """Grids over the start and block fields in the sweep syntax of every module
+    (solver.sweep): ``"start.speed" = [1.0, 2.0]`` is ``[ensemble.vary.speed] values =
+    [1.0, 2.0]``."""
 
     def validate(self, where: str) -> None:
-        for key, values in self.fields.items():
+        super().validate(where)
+        for i, key in enumerate(self.swept()):
             table, _, name = key.partition(".")
             if name not in VARIABLES or table != ("block" if name in BLOCK_VARIABLES
                                                    else "start"):
-                raise InputError(f"{where}.{key}", "cannot be swept (allowed: " + ", ".join(
-                    f"{'block' if v in BLOCK_VARIABLES else 'start'}.{v}" for v in VARIABLES)
-                    + ")")
-            for i, v in enumerate(values):
-                if isinstance(v, bool) or not isinstance(v, (int, float)) \
-                        or not math.isfinite(v):
-                    raise InputError(f"{where}.{key}[{i}]", f"expected a finite number, got "
-                                     f"{v!r}")
-
-    def spreads(self) -> dict[str, Spread]:
-        """The swept fields as grid spreads, by field name."""
-        return {key.partition(".")[2]: Spread(values=[float(v) for v in values])
-                for key, values in self.fields.items()}
+                raise InputError(f"{where}.keys[{i}]" if self.keys else f"{where}.{key}",
+                                 "cannot be swept (allowed: " + ", ".join(
+                                     f"{'block' if v in BLOCK_VARIABLES else 'start'}.{v}"
+                                     for v in VARIABLES) + ")")
 
 
 @dataclass
@@ -268,10 +258,10 @@ class Config:
             if name not in self.grounds:
                 raise InputError(f"{where}: {dotted}", f"unknown ground set {name!r} (defined: "
                                  f"{', '.join(self.grounds) or 'none'})")
-        for key in self.sweep.fields:
+        for key in self.sweep.swept():
             if key.partition(".")[2] in self.ensemble.vary:
                 raise InputError(f"{where}: sweep.{key}", "also in ensemble.vary: give one")
 
-    def spreads(self) -> dict[str, Spread]:
-        """Every varied quantity: the dotted sweep grids, then ``ensemble.vary``."""
-        return {**self.sweep.spreads(), **self.ensemble.vary}
+    def varied(self) -> list[str]:
+        """The names of the varied quantities: the swept fields, then ``ensemble.vary``."""
+        return [key.partition(".")[2] for key in self.sweep.swept()] + list(self.ensemble.vary)

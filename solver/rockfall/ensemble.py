@@ -1,8 +1,8 @@
 """The runs of an ensemble and the release state of each block.
 
-Runs are the Cartesian product of the grid spreads (the dotted ``[sweep]`` grids, then
-``[ensemble.vary]``, in the order the case lists them), each
-repeated ``samples`` times; run i draws its distributed quantities from
+Runs are the Cartesian product of the grids (the points of the case's ``[sweep]``,
+:func:`solver.sweep.points`, then the grids of ``[ensemble.vary]`` in the order the case lists
+them), each repeated ``samples`` times; run i draws its distributed quantities from
 ``numpy.random.default_rng([seed, i])`` in the order the case lists them, so its block is the
 same whatever the number of MPI ranks.
 
@@ -18,6 +18,7 @@ import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import brentq
@@ -26,6 +27,7 @@ from solver.errors import InputError
 from solver.impact.config import Block
 from solver.rockfall.body import Shape
 from solver.rockfall.config import BLOCK_VARIABLES, Config, Start
+from solver.sweep import points
 
 
 
@@ -40,28 +42,32 @@ class RunSpec:
 
 
 def expand(cfg: Config, where: str) -> list[RunSpec]:
-    """All runs of the case, with every drawn block checked like a case value."""
-    vary = cfg.spreads()
+    """All runs of the case (from the file ``where``), with every drawn block checked like a
+    case value."""
+    vary = cfg.ensemble.vary
     grids = [(name, s.values) for name, s in vary.items() if s.is_grid]
     drawn = [(name, s) for name, s in vary.items() if not s.is_grid]
     runs = []
-    for combo in itertools.product(*[values for _, values in grids]):
-        for _ in range(cfg.ensemble.samples):
-            index = len(runs)
-            rng = np.random.default_rng([cfg.ensemble.seed, index])
-            values = dict(zip([name for name, _ in grids], combo))
-            for name, spread in drawn:
-                values[name] = float(rng.uniform(*spread.uniform) if spread.uniform
-                                     else rng.normal(*spread.normal))
-            runs.append(_spec(cfg, index, values, where))
+    for point in points(cfg, where, Path(where).parent):
+        swept = {key.partition(".")[2]: float(v) for key, v in point.values.items()}
+        for combo in itertools.product(*[values for _, values in grids]):
+            for _ in range(cfg.ensemble.samples):
+                index = len(runs)
+                rng = np.random.default_rng([cfg.ensemble.seed, index])
+                values = {**swept, **dict(zip([name for name, _ in grids], combo))}
+                for name, spread in drawn:
+                    values[name] = float(rng.uniform(*spread.uniform) if spread.uniform
+                                         else rng.normal(*spread.normal))
+                runs.append(_spec(point.config, index, values, where))
     return runs
 
 
 def _spec(cfg: Config, index: int, values: dict[str, float], where: str) -> RunSpec:
+    """The run's block and start: the point's case with the ``ensemble.vary`` values set, each
+    checked (the swept values were checked with the point)."""
     label = ", ".join(f"{k} = {v:g}" for k, v in values.items())
-    for name, value in values.items():
-        field = (f"{where}: ensemble.vary.{name}" if name in cfg.ensemble.vary else
-                 f"{where}: sweep.{'block' if name in BLOCK_VARIABLES else 'start'}.{name}")
+    for name in cfg.ensemble.vary:
+        value, field = values[name], f"{where}: ensemble.vary.{name}"
         problem = None
         if name == "aspect_ratio":
             try:

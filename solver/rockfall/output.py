@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.io.table import write_rows
+from solver.io.table import png_figure, write_rows
 from solver.io.vtk import VtkSeries
 from solver.rockfall.trajectory import COLUMNS
 
@@ -55,19 +55,6 @@ def write_tables(out: Path, name: str, runs, varied: list[str], barriers: list[d
                        r.samples)
 
 
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
-def _save(fig, path: Path) -> None:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    _pyplot().close(fig)
-
-
 def _histogram(ax, values, bins: int, what: str, pdf=None, fit_label: str = "") -> None:
     """Counts of ``values`` and, given ``pdf``, the fitted density scaled to counts."""
     if not values:
@@ -84,81 +71,78 @@ def plot_all(out: Path, name: str, title: str, terrain, runs, fits: dict, statio
              bins: int) -> None:
     """The five PNG plots; ``title`` names the case parameters."""
     _plot_paths(out / f"{name}_trajectories.png", title, terrain, runs)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    fit = fits["jump_height"]
-    lam = fit["lambda"]
-    _histogram(ax, [j["jump_height"] for r in runs for j in r.jumps if j["kind"] != "release"],
-               bins, "jumps", (lambda h: lam * np.exp(-lam * h)) if lam else None,
-               f"exponential fit, lambda = {lam:.3g} 1/m" if lam else "")
-    ax.set_xlabel("jump height of the centre above its take-off height [m]")
-    ax.set_ylabel("number of jumps")
-    ax.set_title(f"{title}\nbounce heights (rebound and roll-off jumps)", fontsize=9)
-    _save(fig, out / f"{name}_bounce_heights.png")
+    with png_figure(out / f"{name}_bounce_heights.png") as (_, ax):
+        lam = fits["jump_height"]["lambda"]
+        _histogram(ax, [j["jump_height"] for r in runs for j in r.jumps
+                        if j["kind"] != "release"],
+                   bins, "jumps", (lambda h: lam * np.exp(-lam * h)) if lam else None,
+                   f"exponential fit, lambda = {lam:.3g} 1/m" if lam else "")
+        ax.set_xlabel("jump height of the centre above its take-off height [m]")
+        ax.set_ylabel("number of jumps")
+        ax.set_title(f"{title}\nbounce heights (rebound and roll-off jumps)", fontsize=9)
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-    for ax, key, label in zip(axes, ("e_n", "e_t"), ("normal", "tangential")):
-        mean, std = fits[key]["mean"], fits[key]["std"]
-        _histogram(ax, [i[key] for r in runs for i in r.impacts if np.isfinite(i[key])], bins,
-                   "impacts", (lambda x, m=mean, s=std: np.exp(-0.5 * ((x - m) / s) ** 2)
-                               / (s * np.sqrt(2.0 * np.pi))) if std else None,
-                   f"normal fit, mean {mean:.3g}, std {std:.3g}" if std else "")
-        ax.set_xlabel(f"apparent {label} restitution coefficient {key} [-]")
-        ax.set_ylabel("number of impacts")
-    fig.suptitle(title, fontsize=9)
-    _save(fig, out / f"{name}_restitution.png")
+    with png_figure(out / f"{name}_restitution.png", 1, 2, figsize=(10, 4.2)) as (fig, axes):
+        for ax, key, label in zip(axes, ("e_n", "e_t"), ("normal", "tangential")):
+            mean, std = fits[key]["mean"], fits[key]["std"]
+            _histogram(ax, [i[key] for r in runs for i in r.impacts if np.isfinite(i[key])],
+                       bins, "impacts",
+                       (lambda x, m=mean, s=std: np.exp(-0.5 * ((x - m) / s) ** 2)
+                        / (s * np.sqrt(2.0 * np.pi))) if std else None,
+                       f"normal fit, mean {mean:.3g}, std {std:.3g}" if std else "")
+            ax.set_xlabel(f"apparent {label} restitution coefficient {key} [-]")
+            ax.set_ylabel("number of impacts")
+        fig.suptitle(title, fontsize=9)
 
     _plot_envelopes(out / f"{name}_envelopes.png", title, stations, barriers)
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    stops = [r.summary["x_stop"] for r in runs if r.end == "arrested"]
-    _histogram(ax, stops, bins, f"of {len(runs)} blocks stopped")
-    ax.set_xlabel("x of the stop point [m]")
-    ax.set_ylabel("number of blocks")
-    ax.set_title(f"{title}\nstop positions", fontsize=9)
-    _save(fig, out / f"{name}_runout.png")
+    with png_figure(out / f"{name}_runout.png") as (_, ax):
+        stops = [r.summary["x_stop"] for r in runs if r.end == "arrested"]
+        _histogram(ax, stops, bins, f"of {len(runs)} blocks stopped")
+        ax.set_xlabel("x of the stop point [m]")
+        ax.set_ylabel("number of blocks")
+        ax.set_title(f"{title}\nstop positions", fontsize=9)
 
 
 def _plot_paths(path: Path, title: str, terrain, runs) -> None:
     """Paths of the centres over the profile (x-z) or over the DEM contours (plan)."""
-    fig, ax = _pyplot().subplots(figsize=(9, 4.6))
-    if terrain.kind == "profile":
-        for r in runs:
-            ax.plot(r.samples[:, 1], r.samples[:, 3], lw=0.6)
-        ax.plot(terrain.px, terrain.pz, "k-", lw=2.0, label="profile")
-        ax.set_ylabel("z [m]")
-    else:
-        grid = terrain.raster.grid
-        contours = ax.contour(grid.xs, grid.ys, grid.z, levels=15, colors="0.6", linewidths=0.6)
-        ax.clabel(contours, fontsize=6, fmt="%.0f")
-        for r in runs:
-            ax.plot(r.samples[:, 1], r.samples[:, 2], lw=0.7)
-        ax.set_aspect("equal")
-        ax.set_ylabel("y [m]")
-    ax.set_xlabel("x [m]")
-    ax.set_title(f"{title}\ntrajectories of the centres of mass", fontsize=9)
-    ax.grid(alpha=0.3)
-    _save(fig, path)
+    with png_figure(path, figsize=(9, 4.6)) as (_, ax):
+        if terrain.kind == "profile":
+            for r in runs:
+                ax.plot(r.samples[:, 1], r.samples[:, 3], lw=0.6)
+            ax.plot(terrain.px, terrain.pz, "k-", lw=2.0, label="profile")
+            ax.set_ylabel("z [m]")
+        else:
+            grid = terrain.raster.grid
+            contours = ax.contour(grid.xs, grid.ys, grid.z, levels=15, colors="0.6",
+                                  linewidths=0.6)
+            ax.clabel(contours, fontsize=6, fmt="%.0f")
+            for r in runs:
+                ax.plot(r.samples[:, 1], r.samples[:, 2], lw=0.7)
+            ax.set_aspect("equal")
+            ax.set_ylabel("y [m]")
+        ax.set_xlabel("x [m]")
+        ax.set_title(f"{title}\ntrajectories of the centres of mass", fontsize=9)
+        ax.grid(alpha=0.3)
 
 
 def _plot_envelopes(path: Path, title: str, stations, barriers) -> None:
     """Mean, 95th and 99th percentile of energy and passing height along x."""
-    fig, axes = _pyplot().subplots(2, 1, figsize=(8, 6.4), sharex=True)
     xs = [s["x"] for s in stations]
-    for ax, key, scale, label in ((axes[0], "energy", 1e-3, "kinetic energy [kJ]"),
-                                  (axes[1], "height", 1.0, "passing height of the centre [m]")):
-        for stat, style in (("mean", "k-"), ("p95", "b--"), ("p99", "r:")):
-            ys = [np.nan if s[f"{key}_{stat}"] is None else s[f"{key}_{stat}"] * scale
-                  for s in stations]
-            ax.plot(xs, ys, style, label=stat)
-        for b in barriers:
-            ax.axvline(b["x"], color="g", lw=0.8)
-        ax.set_ylabel(label)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    axes[1].set_xlabel("x [m] (green: barriers)")
-    axes[0].set_title(f"{title}\nenvelopes over the blocks that reach x", fontsize=9)
-    _save(fig, path)
+    with png_figure(path, 2, 1, figsize=(8, 6.4), sharex=True) as (_, axes):
+        for ax, key, scale, label in ((axes[0], "energy", 1e-3, "kinetic energy [kJ]"),
+                                      (axes[1], "height", 1.0,
+                                       "passing height of the centre [m]")):
+            for stat, style in (("mean", "k-"), ("p95", "b--"), ("p99", "r:")):
+                ys = [np.nan if s[f"{key}_{stat}"] is None else s[f"{key}_{stat}"] * scale
+                      for s in stations]
+                ax.plot(xs, ys, style, label=stat)
+            for b in barriers:
+                ax.axvline(b["x"], color="g", lw=0.8)
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        axes[1].set_xlabel("x [m] (green: barriers)")
+        axes[0].set_title(f"{title}\nenvelopes over the blocks that reach x", fontsize=9)
 
 
 def write_vtk(out: Path, name: str, terrain, runs, width: float, vtk_dt: float) -> None:

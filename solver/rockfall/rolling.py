@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from solver.rockfall.body import Shape, cross, unit
+from solver.rockfall.body import Shape, unit
+from solver.rotation import cross
 
 K_SPHERE = 0.4
 SLIP_TOL = 1e-9

@@ -37,9 +37,10 @@ from solver.rockfall.ensemble import expand
 from solver.rockfall.terrain import build_terrain
 from solver.rockfall.trajectory import BlockRun, BlockSimulation
 
-__all__ = ["CHECKPOINTS", "Config", "run"]
+__all__ = ["CHECKPOINTS", "SWEEPS", "Config", "run"]
 
 CHECKPOINTS = True
+SWEEPS = True
 
 
 def _check_barriers(cfg: Config, terrain, where: str) -> None:
@@ -51,7 +52,7 @@ def _check_barriers(cfg: Config, terrain, where: str) -> None:
 def _title(case: Case, runs) -> str:
     cfg = case.config
     parts = [f"{case.name}: {len(runs)} blocks", f"m = {cfg.block.mass:g} kg"]
-    for name in cfg.spreads():
+    for name in cfg.varied():
         values = [r.values[name] for r in runs]
         parts.append(f"{name} {min(values):g}..{max(values):g}")
     return ", ".join(parts)
@@ -131,7 +132,7 @@ def _finish(case: Case, ctx: RunContext, terrain, specs, runs) -> dict:
                 "grid": statistics.station_envelopes(trajectories, grid)}
     fit = fits(runs)
     results = summarize(runs, fit, stations["barriers"])
-    output.write_tables(out, name, runs, list(cfg.spreads()), stations["barriers"],
+    output.write_tables(out, name, runs, cfg.varied(), stations["barriers"],
                         stations["grid"], cfg.output.trajectories)
     if cfg.output.plots:
         output.plot_all(out, name, _title(case, specs), terrain, runs, fit, stations["grid"],

@@ -1,6 +1,6 @@
 """Ensemble statistics: distribution fits and envelopes along the slope. Arrays in, dicts out.
 
-* Exponential fit of the jump heights (the shape the ellipsoid-impact paper reports for its
+* Exponential fit of the jump heights (the shape Dattola et al. (2023) report for their
   Fig. 12): maximum likelihood, ``lambda = 1 / mean``.
 * Normal fits of e_n and e_t (its Fig. 14): maximum likelihood mean and standard deviation.
 * Each fit carries the Kolmogorov-Smirnov p-value against the fitted law (indicative only: the

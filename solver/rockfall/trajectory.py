@@ -21,7 +21,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from solver.impact.rheology import SoilLaw
-from solver.rockfall.body import Shape, cross, unit
+from solver.rockfall.body import Shape, unit
+from solver.rotation import cross
 from solver.rockfall.bounce import resolve
 from solver.rockfall.ensemble import RunSpec, release_centre, release_vectors
 from solver.rockfall.flight import first_contact, highest_point, make_path, sample_times
