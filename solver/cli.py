@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
 import sys
 import time
 import traceback
@@ -171,8 +172,9 @@ def _run(args, comm) -> int:
     target = folder.publish()
     if comm.rank == 0:
         if status == "interrupted":
+            sets = "".join(f" --set {shlex.quote(o)}" for o in args.overrides)
             print(f"interrupted after step {output.steps}; the run goes on with "
-                  f"'solver run {args.case} --restart {target}'"
+                  f"'solver run {args.case}{sets} --restart {target}'"
                   + ("" if steps or seconds else " once it writes checkpoints"
                      " (--checkpoint-every)"), file=sys.stderr)
         elif not args.quiet:
