@@ -474,7 +474,8 @@ class Contact:
                                                  else np.zeros((len(keys), 8, 3)))}
         if pending:
             tables["renewal"]["fresh"] = self.fresh[self.own_active]
-        scalars = {"renewed": renewed, "pending": pending, "renewals": self.renewals, "steps": self.steps,
+        scalars = {"renewed": renewed, "pending": pending, "renewals": self.renewals,
+                   "steps": self.steps,
                    "steps_since_renewal": self.steps_since_renewal,
                    "checks": self.comm.allreduce(self.checks),
                    "max_overlap": self.comm.allreduce(self.max_overlap, op=MPI.MAX),
