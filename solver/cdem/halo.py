@@ -2,8 +2,8 @@
 
 :class:`Neighbours` is a distributed-graph communicator over a symmetric set of neighbour
 ranks; every exchange is one ``Neighbor_alltoall(v)`` on it, and it counts the bytes it
-sends and receives (:class:`Traffic`). Every rank of the parent communicator calls each exchange (a rank
-without neighbours moves nothing).
+sends and receives (:class:`Traffic`). Every rank of the parent communicator calls each
+exchange (a rank without neighbours moves nothing).
 
 :class:`Halo` exchanges fixed rows of (n, w) float arrays with the neighbours:
 
