@@ -1,11 +1,14 @@
 """Steps and wall time to gravity equilibrium: dynamic relaxation alone against the implicit
 prestep followed by relaxation (solver.cdem.prestep).
 
-    [mpiexec -n N] python scripts/bench_prestep.py --model column|slope [--backend petsc|scipy]
-                                                   [--max-steps N] [--json FILE]
+    [mpiexec -n N] python scripts/bench_prestep.py --model column|jiweishan|slope
+                                                   [--backend petsc|scipy] [--max-steps N]
+                                                   [--only alone|prestep] [--json FILE]
 
 Models:
 * column: the shipped gravity column (cases/column_gravity.toml), 10 elements;
+* jiweishan: the equilibrium stage (intact interfaces) of cases/jiweishan.toml on the coarse
+  mesh (meshes/jiweishan_coarse.msh, from scripts/make_jiweishan.py);
 * slope: a 400 x 125 m slope, 80 x 25 x 50 = 100,000 elements, 50 m high at the toe and 150 m
   at the crest (26.6 deg face between x = 100 and 300 m), held at the base, on rollers at
   the sides, E = 10 GPa, rho = 2600 kg/m3.
@@ -34,6 +37,7 @@ from solver.mesh.generate import grid
 from solver.mesh.hexmesh import HexMesh
 
 ROOT = Path(__file__).resolve().parents[1]
+CASES = {"column": "column_gravity.toml", "jiweishan": "jiweishan.toml"}
 SLOPE = {
     "mesh": {"boxes": [{"n": [1, 1, 1], "size": [1.0, 1.0, 1.0]}]},       # replaced below
     "materials": [{"density": 2600.0, "youngs_modulus": 1e10, "poisson_ratio": 0.25}],
@@ -58,9 +62,9 @@ def slope_mesh(nx: int = 80, ny: int = 25, nz: int = 50) -> HexMesh:
 
 
 def model_and_config(comm, name: str, slope_n=(80, 25, 50)):
-    if name == "column":
-        cfg = load_case(ROOT / "cases" / "column_gravity.toml").config
-        mesh = mesh_from_config(cfg.mesh, "column") if comm.rank == 0 else None
+    if name in CASES:
+        cfg = load_case(ROOT / "cases" / CASES[name]).config
+        mesh = mesh_from_config(cfg.mesh, name) if comm.rank == 0 else None
     else:
         cfg = from_dict(Config, SLOPE, "slope", "", None)
         mesh = slope_mesh(*slope_n) if comm.rank == 0 else None
@@ -89,18 +93,19 @@ def measure(comm, name: str, prestep: bool, backend: str | None, max_steps: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["column", "slope"], default="column")
+    parser.add_argument("--model", choices=[*CASES, "slope"], default="column")
     parser.add_argument("--backend", choices=["petsc", "scipy"])
     parser.add_argument("--max-steps", type=int, default=1_000_000)
-    parser.add_argument("--skip-alone", action="store_true",
-                        help="only the prestep + relaxation")
+    parser.add_argument("--only", choices=["alone", "prestep"],
+                        help="only relaxation alone, or only the prestep + relaxation")
     parser.add_argument("--slope-n", type=int, nargs=3, default=[80, 25, 50],
                         metavar=("NX", "NY", "NZ"), help="slope elements along x, y, z")
     parser.add_argument("--json")
     args = parser.parse_args()
     comm = MPI.COMM_WORLD
-    modes = [True] if args.skip_alone else [False, True]
-    measure(comm, "column", True, args.backend, 3)          # loads kernels and solver once
+    modes = {"alone": [False], "prestep": [True], None: [False, True]}[args.only]
+    warm_up = args.model if args.model in CASES else "column"     # the slope has no contact
+    measure(comm, warm_up, True, args.backend, 3)       # compiles its kernels, loads the solver
     rows = [measure(comm, args.model, p, args.backend, args.max_steps, args.slope_n)
             for p in modes]
     if comm.rank == 0:
