@@ -83,13 +83,15 @@ def test_restart_refuses_a_checkpoint_of_another_case(tmp_path):
 
 
 @pytest.mark.mpi(min_size=2)
-def test_restart_on_another_rank_count_continues_to_the_last_bit(mpi_tmp_path):
+@pytest.mark.parametrize("after_break", [False, True], ids=["step 400", "after a break"])
+def test_restart_on_another_rank_count_continues_to_the_last_bit(mpi_tmp_path, after_break):
     comm = MPI.COMM_WORLD
-    x_parallel, _, _ = _run(comm, mpi_tmp_path / "parallel")
-    x_from_parallel, _, _ = _run(MPI.COMM_SELF, mpi_tmp_path / "parallel", restart=True)
+    at = _steps_after_a_break()[-1] if after_break else AT
+    x_parallel, _, _ = _run(comm, mpi_tmp_path / "parallel", at=at)
+    x_from_parallel, _, _ = _run(MPI.COMM_SELF, mpi_tmp_path / "parallel", restart=True, at=at)
     assert np.array_equal(x_from_parallel, x_parallel)
     if comm.rank == 0:
-        _run(MPI.COMM_SELF, mpi_tmp_path / "serial")
+        _run(MPI.COMM_SELF, mpi_tmp_path / "serial", at=at)
     comm.Barrier()
-    x_from_serial, _, _ = _run(comm, mpi_tmp_path / "serial", restart=True)
+    x_from_serial, _, _ = _run(comm, mpi_tmp_path / "serial", restart=True, at=at)
     assert np.array_equal(x_from_serial, x_parallel)
