@@ -15,7 +15,10 @@ target is the candidate face with
   projection x_ss - delta n_f inside the face (two triangles, barycentric test), where a
   negative delta counts only if the semi-spring lies inside the target element
   ((x_ss - x_g) . n_g <= tol for all six faces g, Feng et al. 2014 Eq. 8) and the face is
-  the element's nearest one (the largest delta_g; case (b) of section 4.2),
+  the element's nearest contact-capable one (the largest delta_g over its active faces;
+  case (b) of section 4.2: the nearest face of the block, and a face glued to another
+  element of the block is none; were it counted, a point beside it would lose its target
+  and sink unresisted until an open face became the nearest, deep at once),
 * the largest such delta (the nearest face). The contact point is then the closest point q
   of the bilinear face x(xi, eta) (its four nodes with the weights of the hexahedron's face
   shape functions) and the normal that of the bilinear face at q: in contact when
