@@ -15,7 +15,10 @@ target is the candidate face with
   projection x_ss - delta n_f inside the face (two triangles, barycentric test), where a
   negative delta counts only if the semi-spring lies inside the target element
   ((x_ss - x_g) . n_g <= tol for all six faces g, Feng et al. 2014 Eq. 8) and the face is
-  the element's nearest one (the largest delta_g; case (b) of section 4.2),
+  the element's nearest contact-capable one (the largest delta_g over its active faces;
+  case (b) of section 4.2: the nearest face of the block, and a face glued to another
+  element of the block is none; were it counted, a point beside it would lose its target
+  and sink unresisted until an open face became the nearest, deep at once),
 * the largest such delta (the nearest face). The contact point is then the closest point q
   of the bilinear face x(xi, eta) (its four nodes with the weights of the hexahedron's face
   shape functions) and the normal that of the bilinear face at q: in contact when
@@ -160,11 +163,11 @@ def _area(a0, a1, a2, b0, b1, b2, c0, c1, c2, n0, n1, n2):
 
 
 @njit(cache=True, inline="always")
-def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol):
-    """Whether face ft of contact element ct (nodes xs[bt + a]) may be the target of the
-    point p (cases (a) and (b) of the module docstring): (accepted, plane distance delta,
-    a first guess of the point's face coordinates xi, eta from the triangle it projects
-    into)."""
+def _face_accepts(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
+    """Whether face ft of contact element ct (nodes xs[bt + a]; active (n_c, 6) its
+    contact-capable faces) may be the target of the point p (cases (a) and (b) of the
+    module docstring): (accepted, plane distance delta, a first guess of the point's face
+    coordinates xi, eta from the triangle it projects into)."""
     fc = 6 * ct + ft
     delta = _plane_distance(frames, fc, p0, p1, p2)
     if delta > tol:
@@ -174,9 +177,11 @@ def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol):
         g_near = -1
         for g in range(6):
             dg = _plane_distance(frames, 6 * ct + g, p0, p1, p2)
-            if dg > nearest:
+            if dg > tol:
+                return False, delta, 0.0, 0.0
+            if active[ct, g] and dg > nearest:
                 nearest, g_near = dg, g
-        if nearest > tol or g_near != ft:
+        if g_near != ft:
             return False, delta, 0.0, 0.0
     n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
     q0 = p0 - delta * n0
@@ -264,7 +269,7 @@ def _semi_spring_point(xs, b, f, v, alpha):
 
 
 @njit(cache=True, inline="always")
-def _partner_in_contact(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol):
+def _partner_in_contact(x, xs, b, bt, frames, active, c, f, v, ct, ft, alpha, tol):
     """Whether the semi-spring of face ft of element ct at the vertex nearest to vertex v of
     face f of element c sits at the same place and is in contact with face f: the two
     vertices lie within alpha (L_v + L_w) + tol (L the distance face centre - vertex), and
@@ -289,13 +294,13 @@ def _partner_in_contact(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol):
     if d_min > reach * reach:
         return False
     p0, p1, p2 = _semi_spring_point(xs, bt, ft, w, alpha)
-    accepted, delta, _, _ = _face_accepts(frames, x, b, c, f, p0, p1, p2, tol)
+    accepted, delta, _, _ = _face_accepts(frames, active, x, b, c, f, p0, p1, p2, tol)
     return accepted and delta < 0.0
 
 
 @njit(cache=True)
-def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, frames, candidates, elem, face,
-                         vertex, alpha, tol, target, overlap, normal, slip, own_w,
+def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candidates, elem,
+                         face, vertex, alpha, tol, target, overlap, normal, slip, own_w,
                          target_node, target_w, target_elem, share):
     """Target face, overlap, normal, slip and share of every semi-spring (module
     docstring). Open semi-springs get overlap 0 (target: the face within the tolerance,
@@ -321,8 +326,8 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, frames, candidates, e
                 continue
             ct = fc // 6
             xs = x if ct < n_own else gx
-            accepted, delta, xi, eta = _face_accepts(frames, xs, base[ct], ct, fc - 6 * ct,
-                                                     p0, p1, p2, tol)
+            accepted, delta, xi, eta = _face_accepts(frames, active, xs, base[ct], ct,
+                                                     fc - 6 * ct, p0, p1, p2, tol)
             if accepted:
                 best, best_delta, b_xi, b_eta = fc, delta, xi, eta
         overlap[s] = 0.0
@@ -345,8 +350,8 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, frames, candidates, e
         normal[s, 1] = n1
         normal[s, 2] = n2
         target_elem[s] = ct
-        share[s] = 0.5 if _partner_in_contact(x, xs, b, bt, frames, c, f, v, ct, ft, alpha,
-                                              tol) else 1.0
+        share[s] = 0.5 if _partner_in_contact(x, xs, b, bt, frames, active, c, f, v, ct, ft,
+                                              alpha, tol) else 1.0
         us = du if ct < n_own else gdu
         weights = (0.25 * (1.0 - xi) * (1.0 - eta), 0.25 * (1.0 + xi) * (1.0 - eta),
                    0.25 * (1.0 + xi) * (1.0 + eta), 0.25 * (1.0 - xi) * (1.0 + eta))

@@ -270,7 +270,7 @@ class Contact:
         face_frames(x, self.gx, self.base, self.n_own, self.frames, self.centroid)
         ss, se = self.ss, self.se
         deepest = semi_spring_geometry(
-            x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.frames,
+            x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active, self.frames,
             self.candidates, ss.elem, ss.face, ss.vertex, p.alpha, p.tol, ss.target,
             ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node, ss.target_w,
             ss.target_elem, ss.share)
