@@ -222,10 +222,9 @@ def find_candidates(points, point_elem, glued, centre, radius, gid, margin, cand
     of reach R + margin sits on level L = floor(log2((R + margin) / r_0)) (r_0 the smallest
     reach), whose cells have the edge h_L of the largest reach on it, so a point within
     reach of the face lies in one of the 27 cells around the face centre's cell on that
-    level. A point looks at those 27 cells on
-    every occupied level. Cells sized by the largest face instead would put thousands of
-    small faces next to each point where coarse and fine parts of a mesh meet (the valley
-    floor and the sliding mass of Jiweishan)."""
+    level. A point looks at those 27 cells on every occupied level. Cells sized by the
+    largest face instead would put thousands of small faces next to each point where coarse
+    and fine parts of a mesh meet (the valley floor and the sliding mass of Jiweishan)."""
     n_faces = radius.shape[0]
     smallest = np.inf
     lo0 = lo1 = lo2 = np.inf
