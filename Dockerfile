@@ -33,12 +33,16 @@ COPY --from=build /opt/solver /opt/solver
 COPY cases /opt/solver/src/cases
 COPY meshes /opt/solver/src/meshes
 # Compile every kernel once (CDEM with contact and its energy sums, contact laws; the bench on
-# 2 ranks also compiles the ghost-face search between ranks), then let any uid open the cache
-# (numba needs a writable cache folder even to read it).
+# 2 ranks also compiles the ghost-face search between ranks; Jiweishan's trigger breaks
+# springs, whose partial renewal of the contact, as a restart, maps kept targets to local
+# faces), then let any uid open the cache (numba needs a writable cache folder even to read it).
 RUN cd /tmp \
     && mpiexec -n 2 solver bench --elements 512 --steps 3 --heap 100 > /dev/null \
     && solver run /opt/solver/src/cases/column_gravity.toml --out /tmp/warm/column --quiet \
        --set 'stages[0].max_steps=5' \
+    && solver run /opt/solver/src/cases/jiweishan.toml --out /tmp/warm/breaking --quiet \
+       --set 'stages[0].max_steps=20' --set 'stages[1].duration=0.05' \
+       --set 'stages[2].duration=0.01' \
     && solver run /opt/solver/src/cases/tangential_restitution.toml --out /tmp/warm/map --quiet \
     && rm -rf /tmp/warm /tmp/matplotlib \
     && chmod -R a+rwX /opt/solver/numba-cache \
