@@ -13,6 +13,7 @@ gravity work = kinetic + stored + friction, dashpot and damping work, to 1 %.
 
 import math
 
+import pytest
 from mpi4py import MPI
 
 from solver.case import from_dict
@@ -89,4 +90,27 @@ def test_corner_landing_beside_a_glued_face_of_the_base_closes_its_energy_balanc
     static = weight / stiffness
     deepest = static + math.sqrt(static**2 + 2.0 * static * 1e-3)
     assert gravity_work < weight * (1e-3 + deepest)  # 0.41 J; it sank 6 cm (3.2 J) before
+    assert error < 0.01
+
+
+@pytest.mark.xfail(strict=True, reason="the share of a semi-spring (1/2 or 1, Feng et al. "
+                   "2014 section 5) jumps when its nearest face flips from the base's top to "
+                   "its side: +1.5 J stored at once, balance off by 2.3 %")
+def test_landing_with_a_corner_as_deep_as_its_distance_to_the_base_edge_closes_its_balance():
+    """A 1 m cube landing on the 1 m base, offset 4.5 mm so that its corner semi-spring
+    (indented 5 mm per axis) sits 0.5 mm inside the base element's edge. Under the weight it
+    sinks 0.49 mm, as deep as that, and the nearest face of the base element turns from its
+    top to its side (step 369 of 0.1 s): the overlap is continuous there (the two distances
+    are equal), but the corner's share goes from 1/2 (paired with the base's semi-spring at
+    the same place) to 1 (no partner on the side face), storing +1.5 J of the 3 J the
+    spring holds at once; 120 steps later it flips back and frees 0.9 J. Measured 0.0231
+    (k 1e8 Pa/m; 0.018 at 5e7, 0.0097 at 3e7, below 1e-4 from 1.5e8 on, where the overlap
+    stays below 0.5 mm). Keeping the target face while the point is inside the element
+    and over the face closes it (2e-5), but then the coarse Jiweishan slide stops after
+    1.5 m (broken fraction 0.28, not 1.0), for a reason not yet found: a single block
+    sliding over the base's semi-springs moves the same to the last bit."""
+    block = {"n": [1, 1, 1], "size": [1.0, 1.0, 1.0], "origin": [-0.4955, -0.4955, 1e-3],
+             "group": "block"}
+    error, gravity_work = _balance(block, 0.0, 0.1, stiffness=1e8)
+    assert gravity_work > 25.0                  # the 1 mm fall alone: 25.5 J
     assert error < 0.01
