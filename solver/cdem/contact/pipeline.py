@@ -163,13 +163,12 @@ class Contact:
         """Take the glue state (n_own, 6): the global id of the element glued across each
         face (-1: none, the face is active). Records of faces that stay active keep their
         state and their potential targets (as global face ids until the partial renewal
-        at the next step maps them), their elements their positions at the last renewal."""
+        at the next step maps them), their elements their positions at the last renewal.
+        Called after a step's contact forces, so no earlier glue change is still pending."""
         kept = None
         if self.x_renewal is not None:
-            faces = (self.pending_faces if self.pending_faces is not None
-                     else self._global_faces(self.candidates))
-            kept = (self.ss, faces, self.own_active, self.x_renewal.reshape(-1, 8, 3),
-                    (self.glued < 0) & ~self.fresh)
+            kept = (self.ss, self._global_faces(self.candidates), self.own_active,
+                    self.x_renewal.reshape(-1, 8, 3), self.glued < 0)
         self.glued = glued
         self.bodies = self.own.bodies(glued)
         active = glued < 0
@@ -491,7 +490,6 @@ class Contact:
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
                 getattr(rec, field)[:] = tables[name][field]
         faces = tables["semi_springs"]["candidates"]
-        self.fresh[:] = False
         if scalars.get("pending"):
             self.pending_faces = faces
             self.fresh[self.own_active] = tables["renewal"]["fresh"]
