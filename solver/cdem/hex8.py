@@ -116,15 +116,19 @@ def element_step(x, du, stress, f_int, lam, mu, model):
     f_a = -(1/8) sum_m h_m(xi_a) F_m, with F_xi = sum_i P_i[:, 0],
     F_xieta = sum_i (eta_i P_i[:, 0] + xi_i P_i[:, 1]), ..., and the constant mode
     carrying no force (sum_a f_a = 0). Elements are taken LANES at a time with their
-    temporaries in lane-major scratch rows.
+    temporaries in lane-major scratch rows. The Gauss-point loop runs over all LANES lanes,
+    a constant trip count the compiler turns into SIMD vectors with no scalar remainder, so
+    every element takes the same instructions wherever it sits in its group (the last bit
+    does not depend on the partition); a short last group repeats its last element in the
+    spare lanes and writes back only its own.
     """
     n_el = stress.shape[0]
     t = np.empty((122, LANES))
     g = 0.5773502691896258
     for e0 in range(0, n_el, LANES):
         nl = min(LANES, n_el - e0)
-        for lane in range(nl):
-            e = e0 + lane
+        for lane in range(LANES):
+            e = e0 + min(lane, nl - 1)
             _modes(x, 8 * e, _X, lane, t)
             _modes(du, 8 * e, _D, lane, t)
             t[_LAM, lane] = lam[e]
@@ -139,7 +143,7 @@ def element_step(x, du, stress, f_int, lam, mu, model):
             sy = g * CORNERS[q, 1]
             sz = g * CORNERS[q, 2]
             s_ = _S + 6 * q
-            for lane in range(nl):
+            for lane in range(LANES):
                 j00 = t[3, lane] + sy * t[12, lane] + sz * t[15, lane] + sy * sz * t[21, lane]
                 j10 = t[4, lane] + sy * t[13, lane] + sz * t[16, lane] + sy * sz * t[22, lane]
                 j20 = t[5, lane] + sy * t[14, lane] + sz * t[17, lane] + sy * sz * t[23, lane]
@@ -207,8 +211,9 @@ def element_step(x, du, stress, f_int, lam, mu, model):
                 t20 = r20 * sxx + r21 * sxy + r22 * sxz
                 t21 = r20 * sxy + r21 * syy + r22 * syz
                 t22 = r20 * sxz + r21 * syz + r22 * szz
+                kind = model[e0 + min(lane, nl - 1)]
                 dxx, dyy, dzz, dyz, dxz, dxy = stress_increment(
-                    model[e0 + lane], t[_LAM, lane], t[_LAM + 1, lane], l00, l11, l22,
+                    kind, t[_LAM, lane], t[_LAM + 1, lane], l00, l11, l22,
                     0.5 * (l12 + l21), 0.5 * (l02 + l20), 0.5 * (l01 + l10))
                 sxx = t00 * r00 + t01 * r01 + t02 * r02 + dxx
                 syy = t10 * r10 + t11 * r11 + t12 * r12 + dyy
