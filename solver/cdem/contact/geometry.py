@@ -26,11 +26,19 @@ target is the candidate face with
   with the shape-function weights. (A projection onto one triangle of the face took its
   overlap from the face's plane and pushed through three nodes; on a warped face the two
   disagree and the contact did work it did not book.)
-* its share of the contact: 1/2 when the semi-spring of the target face at the same place
+* its share w of the contact: 1/2 when the semi-spring of the target face at the same place
   (the target's vertex nearest to v, within alpha (L_v + L_w) plus the tolerance) is in
   contact with face f too, else 1. Where two faces meet aligned, each place then holds two
   semi-springs; each carries half the force and half the characteristic area (Feng et al.
-  2014, section 5), so coincident faces carry the contact once.
+  2014, section 5), so coincident faces carry the contact once. The share is decided when
+  the contact forms (the first step with an overlap) and kept while it lasts; it is 0 while
+  the semi-spring is open. The spring constant w K_n of a loaded spring then stays fixed
+  (Feng et al. 2014, Eq. 13), and with the overlap delta (the distance to the nearest face,
+  continuous where the nearest face changes) the force w K_n delta n derives from the
+  stored energy w K_n delta^2 / 2 for the whole contact. A share re-decided at every step
+  flipped with the nearest face (at a base element's edge, or across a glued plane under
+  the point), and the stored energy jumped by (w_new - w_old) K_n delta^2 / 2 that no
+  motion paid for.
 
 Semi-edge (Feng et al. 2014 section 4.3, Eqs. 11-12): the segment joining the semi-springs
 of vertices v and v + 1. Only block edges take part (``ridge``: the edge's other face on the
@@ -303,8 +311,9 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
                          face, vertex, alpha, tol, target, overlap, normal, slip, own_w,
                          target_node, target_w, target_elem, share):
     """Target face, overlap, normal, slip and share of every semi-spring (module
-    docstring). Open semi-springs get overlap 0 (target: the face within the tolerance,
-    or -1). Returns the deepest overlap [m]."""
+    docstring). Open semi-springs get overlap 0 and share 0 (target: the face within the
+    tolerance, or -1); a share above 0 is that of a contact already formed and is kept.
+    Returns the deepest overlap [m]."""
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
     deepest = 0.0
@@ -333,6 +342,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
         overlap[s] = 0.0
         if best < 0:
             target[s] = -1
+            share[s] = 0.0
             continue
         ct = best // 6
         ft = best - 6 * ct
@@ -343,6 +353,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
                                                                b_eta)
         delta = (p0 - q0) * n0 + (p1 - q1) * n1 + (p2 - q2) * n2
         if delta >= 0.0:
+            share[s] = 0.0
             continue
         overlap[s] = -delta
         deepest = max(deepest, -delta)
@@ -350,8 +361,9 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
         normal[s, 1] = n1
         normal[s, 2] = n2
         target_elem[s] = ct
-        share[s] = 0.5 if _partner_in_contact(x, xs, b, bt, frames, active, c, f, v, ct, ft,
-                                              alpha, tol) else 1.0
+        if share[s] == 0.0:
+            share[s] = 0.5 if _partner_in_contact(x, xs, b, bt, frames, active, c, f, v, ct,
+                                                  ft, alpha, tol) else 1.0
         us = du if ct < n_own else gdu
         weights = (0.25 * (1.0 - xi) * (1.0 - eta), 0.25 * (1.0 + xi) * (1.0 - eta),
                    0.25 * (1.0 + xi) * (1.0 + eta), 0.25 * (1.0 - xi) * (1.0 + eta))

@@ -457,16 +457,17 @@ class Contact:
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
-        history keyed by record key, their potential targets as global face ids, the
-        positions at the last renewal keyed by element id (and the fresh faces, when a
-        partial renewal is pending); the counters (global values where the summary reduces
-        them, see :meth:`restore`)."""
+        history keyed by record key (with the semi-springs' shares), their potential targets
+        as global face ids, the positions at the last renewal keyed by element id (and the
+        fresh faces, when a partial renewal is pending); the counters (global values where
+        the summary reduces them, see :meth:`restore`)."""
         pending = self.pending_faces is not None
         faces = self.pending_faces if pending else self._global_faces(self.candidates)
         tables = {name: {"keys": rec.key, "target": rec.target, "f_t": rec.f_t,
                          "dashpot": rec.dashpot, "f_n": rec.f_n, "status": rec.status}
                   for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se))}
         tables["semi_springs"]["candidates"] = faces
+        tables["semi_springs"]["share"] = self.ss.share
         keys = self.own.gid[self.own_active]
         renewed = self.x_renewal is not None
         tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
@@ -489,6 +490,7 @@ class Contact:
         for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se)):
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
                 getattr(rec, field)[:] = tables[name][field]
+        self.ss.share[:] = tables["semi_springs"]["share"]
         faces = tables["semi_springs"]["candidates"]
         if scalars.get("pending"):
             self.pending_faces = faces
