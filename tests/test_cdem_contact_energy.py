@@ -11,7 +11,8 @@ gravity work = kinetic + stored + friction, dashpot and damping work, to 1 %.
   (the balance was off by 28 %).
 * A semi-spring whose share (1/2 or 1, Feng et al. 2014 section 5) was re-decided at every
   step while loaded: it jumped where the nearest face of the target element turned, or
-  where the target went from one glued base element to another (off by 2.3 and 4.8 %).
+  where the target went from one glued base element to another at the same place (off by
+  2.3 and 4.8 %).
 """
 
 import math
@@ -83,7 +84,7 @@ def test_corner_landing_beside_a_glued_face_of_the_base_closes_its_energy_balanc
     weight, below the 2.6 mm to the cube's edges the base's own semi-springs allow). The
     gravity work stays below that of the cube's fall onto its own four springs alone (the
     base's add stiffness): W <= M g (h + x_max), x_max = s + sqrt(s^2 + 2 s h), s = M g / K;
-    measured 0.11 J, balance 5.6e-4. With the point exactly over the node where four base
+    measured 0.11 J, balance 1.5e-5. With the point exactly over the node where four base
     elements meet (on two glued planes), its target went back and forth between two base
     elements that tie, and its share with it (1/2 paired with one element's semi-spring
     there, 1 with the other's): the balance was off by 4.8 %, now 1.2e-6."""
@@ -108,8 +109,8 @@ def test_landing_with_a_corner_as_deep_as_its_distance_to_the_base_edge_closes_i
     are equal). The corner's share was re-decided then and went from 1/2 (paired with the
     base's semi-spring at the same place) to 1 (no partner on the side face), and so did
     the base's: +1.6 J stored at once, freed again when it flipped back (k 1e8 Pa/m; the
-    balance was off by 2.3 %). The share is now decided when the contact forms and kept
-    while it lasts: measured 2.2e-4."""
+    balance was off by 2.3 %). The share is now re-decided only where the semi-spring comes
+    to or leaves a place: measured 2.2e-4."""
     block = {"n": [1, 1, 1], "size": [1.0, 1.0, 1.0], "origin": [-0.4955, -0.4955, 1e-3],
              "group": "block"}
     error, gravity_work = _balance(block, 0.0, 0.1, stiffness=1e8)

@@ -272,7 +272,7 @@ class Contact:
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active, self.frames,
             self.candidates, ss.elem, ss.face, ss.vertex, p.alpha, p.tol, ss.target,
             ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node, ss.target_w,
-            ss.target_elem, ss.share)
+            ss.target_elem, ss.share, ss.placed)
         edge_deepest = semi_edge_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
@@ -468,6 +468,7 @@ class Contact:
                   for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se))}
         tables["semi_springs"]["candidates"] = faces
         tables["semi_springs"]["share"] = self.ss.share
+        tables["semi_springs"]["placed"] = self.ss.placed
         keys = self.own.gid[self.own_active]
         renewed = self.x_renewal is not None
         tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
@@ -491,6 +492,7 @@ class Contact:
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
                 getattr(rec, field)[:] = tables[name][field]
         self.ss.share[:] = tables["semi_springs"]["share"]
+        self.ss.placed[:] = tables["semi_springs"]["placed"]
         faces = tables["semi_springs"]["candidates"]
         if scalars.get("pending"):
             self.pending_faces = faces
