@@ -457,10 +457,10 @@ class Contact:
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
-        history keyed by record key (with the semi-springs' shares), their potential targets
-        as global face ids, the positions at the last renewal keyed by element id (and the
-        fresh faces, when a partial renewal is pending); the counters (global values where
-        the summary reduces them, see :meth:`restore`)."""
+        history keyed by record key (with the semi-springs' shares and places), their
+        potential targets as global face ids, the positions at the last renewal keyed by
+        element id (and the fresh faces, when a partial renewal is pending); the counters
+        (global values where the summary reduces them, see :meth:`restore`)."""
         pending = self.pending_faces is not None
         faces = self.pending_faces if pending else self._global_faces(self.candidates)
         tables = {name: {"keys": rec.key, "target": rec.target, "f_t": rec.f_t,
