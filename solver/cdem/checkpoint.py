@@ -11,9 +11,9 @@ next step reads, keyed by global ids so that any partition can take it up:
   rows per element;
 * per interface face (global face id): the springs' opening, shear force and state;
 * per contact record (record key): target, tangential force, dashpot memory, normal force
-  and status; the potential targets of the semi-springs (global face ids) and, per active
-  element, its node positions at the last renewal (and, when springs broke in the last
-  step, which of its faces are fresh);
+  and status, and the semi-springs' shares and places; the potential targets of the
+  semi-springs (global face ids) and, per active element, its node positions at the last
+  renewal (and, when springs broke in the last step, which of its faces are fresh);
 * in the manifest: the case it belongs to (a digest of the resolved case), step, time, the
   stage and its clock, gravity, energies and tallies (global sums), the contact counters,
   the observers' state, the frames of the output series and the stages already done.
@@ -88,8 +88,9 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
         c = m.contact
         c.set_glue(m.interfaces.glued_neighbours(s.state, len(e)))
         fields = ["target", "f_t", "dashpot", "f_n", "status"]
+        ss_fields = ["candidates", "share", "placed"]
         tables = {"semi_springs": files.read_table(path, ranks, "semi_springs", c.ss.key,
-                                                   fields + ["candidates"]),
+                                                   fields + ss_fields),
                   "semi_edges": files.read_table(path, ranks, "semi_edges", c.se.key, fields),
                   "renewal": files.read_table(path, ranks, "renewal", c.own.gid[c.own_active],
                                               ["x", "fresh"] if manifest["contact"].get("pending")

@@ -26,11 +26,22 @@ target is the candidate face with
   with the shape-function weights. (A projection onto one triangle of the face took its
   overlap from the face's plane and pushed through three nodes; on a warped face the two
   disagree and the contact did work it did not book.)
-* its share of the contact: 1/2 when the semi-spring of the target face at the same place
+* its share w of the contact: 1/2 when the semi-spring of the target face at the same place
   (the target's vertex nearest to v, within alpha (L_v + L_w) plus the tolerance) is in
   contact with face f too, else 1. Where two faces meet aligned, each place then holds two
   semi-springs; each carries half the force and half the characteristic area (Feng et al.
-  2014, section 5), so coincident faces carry the contact once.
+  2014, section 5), so coincident faces carry the contact once. The share is decided when
+  the contact forms (the first step with an overlap) and again only when the semi-spring
+  comes to or leaves a place (the vertex w within reach or not: the faces slid past each
+  other); it is 0 while the semi-spring is open. Between, the spring constant w K_n of the
+  loaded spring stays fixed (Feng et al. 2014, Eq. 13), and with the overlap delta (the
+  distance to the nearest face, continuous where the nearest face changes) the force
+  w K_n delta n derives from the stored energy w K_n delta^2 / 2. A share re-decided at
+  every step also changed where only the target did, at the same place: where the nearest
+  face of the target element turned from its top to its side (the partner is looked for
+  on the target face), or where a point over a node of glued elements went from one to the
+  other (each holds its own semi-spring at the node, only one of them under the point);
+  the stored energy then jumped by (w_new - w_old) K_n delta^2 / 2 that no motion paid for.
 
 Semi-edge (Feng et al. 2014 section 4.3, Eqs. 11-12): the segment joining the semi-springs
 of vertices v and v + 1. Only block edges take part (``ridge``: the edge's other face on the
@@ -269,11 +280,12 @@ def _semi_spring_point(xs, b, f, v, alpha):
 
 
 @njit(cache=True, inline="always")
-def _partner_in_contact(x, xs, b, bt, frames, active, c, f, v, ct, ft, alpha, tol):
-    """Whether the semi-spring of face ft of element ct at the vertex nearest to vertex v of
-    face f of element c sits at the same place and is in contact with face f: the two
-    vertices lie within alpha (L_v + L_w) + tol (L the distance face centre - vertex), and
-    face f accepts the partner's point with a negative distance (the partner's own test)."""
+def _place_and_partner(x, xs, b, bt, frames, active, c, f, v, ct, ft, alpha, tol):
+    """(at a place, partner in contact) of the semi-spring at vertex v of face f of element
+    c with target face ft of element ct: whether the vertex w of face ft nearest to v lies
+    within alpha (L_v + L_w) + tol of it (L the distance face centre - vertex), and whether
+    then the semi-spring of face ft at w is in contact with face f (face f accepts its
+    point with a negative distance, the partner's own test)."""
     rv = b + FACES[f, v]
     w = 0
     d_min = np.inf
@@ -292,19 +304,21 @@ def _partner_in_contact(x, xs, b, bt, frames, active, c, f, v, ct, ft, alpha, to
                     + (xs[rw, 2] - frames[qt, 2]) ** 2)
     reach = alpha * (l_v + l_w) + tol
     if d_min > reach * reach:
-        return False
+        return False, False
     p0, p1, p2 = _semi_spring_point(xs, bt, ft, w, alpha)
     accepted, delta, _, _ = _face_accepts(frames, active, x, b, c, f, p0, p1, p2, tol)
-    return accepted and delta < 0.0
+    return True, accepted and delta < 0.0
 
 
 @njit(cache=True)
 def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candidates, elem,
                          face, vertex, alpha, tol, target, overlap, normal, slip, own_w,
-                         target_node, target_w, target_elem, share):
+                         target_node, target_w, target_elem, share, placed):
     """Target face, overlap, normal, slip and share of every semi-spring (module
-    docstring). Open semi-springs get overlap 0 (target: the face within the tolerance,
-    or -1). Returns the deepest overlap [m]."""
+    docstring). Open semi-springs get overlap 0 and share 0 (target: the face within the
+    tolerance, or -1); a share above 0 is that of a contact already formed and is kept
+    while ``placed`` (whether the semi-spring is at a place) stays the same. Returns the
+    deepest overlap [m]."""
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
     deepest = 0.0
@@ -333,6 +347,8 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
         overlap[s] = 0.0
         if best < 0:
             target[s] = -1
+            share[s] = 0.0
+            placed[s] = False
             continue
         ct = best // 6
         ft = best - 6 * ct
@@ -343,6 +359,8 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
                                                                b_eta)
         delta = (p0 - q0) * n0 + (p1 - q1) * n1 + (p2 - q2) * n2
         if delta >= 0.0:
+            share[s] = 0.0
+            placed[s] = False
             continue
         overlap[s] = -delta
         deepest = max(deepest, -delta)
@@ -350,8 +368,11 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
         normal[s, 1] = n1
         normal[s, 2] = n2
         target_elem[s] = ct
-        share[s] = 0.5 if _partner_in_contact(x, xs, b, bt, frames, active, c, f, v, ct, ft,
-                                              alpha, tol) else 1.0
+        at_place, partner = _place_and_partner(x, xs, b, bt, frames, active, c, f, v, ct, ft,
+                                               alpha, tol)
+        if share[s] == 0.0 or at_place != placed[s]:
+            share[s] = 0.5 if partner else 1.0
+        placed[s] = at_place
         us = du if ct < n_own else gdu
         weights = (0.25 * (1.0 - xi) * (1.0 - eta), 0.25 * (1.0 + xi) * (1.0 - eta),
                    0.25 * (1.0 + xi) * (1.0 + eta), 0.25 * (1.0 - xi) * (1.0 + eta))

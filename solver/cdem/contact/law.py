@@ -2,7 +2,9 @@
 
 Penalty springs in the contact frame (Feng et al. 2014, Eq. 13), K_n = k_n A, K_t = k_t A,
 times the record's share (1/2 where two semi-springs sit at the same place, Feng et al. 2014
-section 5): the normal force of solver.contact_laws.laws.normal_force on the overlap (no
+section 5; it changes in a contact only where the semi-spring comes to or leaves a place,
+so that elsewhere a loaded spring keeps its constant and its force derives from its stored
+energy): the normal force of solver.contact_laws.laws.normal_force on the overlap (no
 tension) and the incremental Cundall-Strack tangential spring with the Coulomb cap mu F_n
 (cundall_strack_xyz) on the relative displacement increment. The tangential spring is kept
 when the target changes (rotated into the new tangent plane) and reset when the contact

@@ -272,7 +272,7 @@ class Contact:
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active, self.frames,
             self.candidates, ss.elem, ss.face, ss.vertex, p.alpha, p.tol, ss.target,
             ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node, ss.target_w,
-            ss.target_elem, ss.share)
+            ss.target_elem, ss.share, ss.placed)
         edge_deepest = semi_edge_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
@@ -457,16 +457,18 @@ class Contact:
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
-        history keyed by record key, their potential targets as global face ids, the
-        positions at the last renewal keyed by element id (and the fresh faces, when a
-        partial renewal is pending); the counters (global values where the summary reduces
-        them, see :meth:`restore`)."""
+        history keyed by record key (with the semi-springs' shares and places), their
+        potential targets as global face ids, the positions at the last renewal keyed by
+        element id (and the fresh faces, when a partial renewal is pending); the counters
+        (global values where the summary reduces them, see :meth:`restore`)."""
         pending = self.pending_faces is not None
         faces = self.pending_faces if pending else self._global_faces(self.candidates)
         tables = {name: {"keys": rec.key, "target": rec.target, "f_t": rec.f_t,
                          "dashpot": rec.dashpot, "f_n": rec.f_n, "status": rec.status}
                   for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se))}
         tables["semi_springs"]["candidates"] = faces
+        tables["semi_springs"]["share"] = self.ss.share
+        tables["semi_springs"]["placed"] = self.ss.placed
         keys = self.own.gid[self.own_active]
         renewed = self.x_renewal is not None
         tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
@@ -489,6 +491,8 @@ class Contact:
         for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se)):
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
                 getattr(rec, field)[:] = tables[name][field]
+        self.ss.share[:] = tables["semi_springs"]["share"]
+        self.ss.placed[:] = tables["semi_springs"]["placed"]
         faces = tables["semi_springs"]["candidates"]
         if scalars.get("pending"):
             self.pending_faces = faces

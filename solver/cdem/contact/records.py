@@ -34,15 +34,19 @@ class ContactRecords:
     Law constants: k_n, k_t (n,) [N/m].
     State carried from step to step: target (n,) global id of the target (face 6 g + f,
     edge 4 (6 g + f) + j; -1 none); f_t (n, 3) tangential force; dashpot (n, 2) last dashpot
-    force and overlap rate; f_n (n,) normal force; status (n,) STICK / SLIP / OPEN.
+    force and overlap rate; f_n (n,) normal force; status (n,) STICK / SLIP / OPEN; share
+    (n,) the part of the contact the record carries, decided when its contact forms or it
+    comes to or leaves a place, and kept between (solver.cdem.contact.geometry): for a
+    semi-spring 1/2 where another semi-spring sits at the same place in contact with the
+    carrying face (Feng et al. 2014, section 5), else 1, and 0 while open; 1 for a
+    semi-edge; placed (n,) whether the semi-spring is at a place (a vertex of its target
+    face within reach of its own).
     Geometry of this step (written by solver.cdem.contact.geometry): overlap (n,) > 0 in
     contact; normal (n, 3) unit normal out of the target;
     slip (n, 3) relative displacement increment; own_w (n, 4) weights of the carrying
     face's nodes; target_node (n, 4) contact nodes 8 c + a of the target (-1 unused) and
-    their weights target_w (n, 4); target_elem (n,) target contact element; share (n,) the
-    part of the contact the record carries, 1/2 where another semi-spring sits at the same
-    place in contact with the carrying face (Feng et al. 2014, section 5), else 1. Output
-    of the law: force (n, 3) on the carrying face (its reaction on the target).
+    their weights target_w (n, 4); target_elem (n,) target contact element. Output of the
+    law: force (n, 3) on the carrying face (its reaction on the target).
     """
 
     kind: int
@@ -65,6 +69,7 @@ class ContactRecords:
     target_w: np.ndarray
     target_elem: np.ndarray
     share: np.ndarray
+    placed: np.ndarray
     force: np.ndarray
 
     def __len__(self) -> int:
@@ -73,9 +78,9 @@ class ContactRecords:
     @classmethod
     def build(cls, kind: int, key: np.ndarray, elem: np.ndarray, k_n: np.ndarray,
               k_t: np.ndarray, previous: ContactRecords | None = None) -> ContactRecords:
-        """Records for the given keys, carrying target, tangential force and dashpot state
-        from ``previous`` where a key was already there (a face that stays active keeps its
-        contact history when others break free)."""
+        """Records for the given keys, carrying target, tangential force, dashpot state,
+        share and place from ``previous`` where a key was already there (a face that stays
+        active keeps its contact history when others break free)."""
         n = len(key)
         rec = cls(kind=kind, key=key, elem=elem, face=(key // 4) % 6, vertex=key % 4,
                   k_n=k_n, k_t=k_t,
@@ -85,11 +90,12 @@ class ContactRecords:
                   normal=np.zeros((n, 3)), slip=np.zeros((n, 3)),
                   own_w=np.zeros((n, 4)), target_node=np.full((n, 4), -1, dtype=np.int64),
                   target_w=np.zeros((n, 4)), target_elem=np.full(n, -1, dtype=np.int64),
-                  share=np.ones(n), force=np.zeros((n, 3)))
+                  share=np.full(n, 0.0 if kind == SEMI_SPRING else 1.0),
+                  placed=np.zeros(n, dtype=bool), force=np.zeros((n, 3)))
         if previous is not None and len(previous) and n:
             at = np.minimum(np.searchsorted(previous.key, key), len(previous) - 1)
             kept = previous.key[at] == key
-            for name in ("target", "f_t", "dashpot"):
+            for name in ("target", "f_t", "dashpot", "share", "placed"):
                 getattr(rec, name)[kept] = getattr(previous, name)[at[kept]]
         return rec
 
