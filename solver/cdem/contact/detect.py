@@ -350,6 +350,31 @@ def local_faces(faces, gid):
 
 
 @njit(cache=True)
+def carried_faces(faces, at, elem_at, out):
+    """Potential targets carried over a change of the records and contact elements: row i
+    of ``faces`` (faces 6 c + f, -1 none) goes to row i + (entries of ``at`` not above i)
+    of ``out`` (``at`` non-decreasing: the records inserted meanwhile, whose rows are left
+    as they are, see solver.cdem.contact.records.open_rows), its face 6 c + f to
+    6 elem_at[c] + f. Returns whether every element met has a new index (elem_at >= 0)."""
+    found = True
+    j = 0
+    for i in range(faces.shape[0]):
+        while j < at.shape[0] and at[j] <= i:
+            j += 1
+        for k in range(faces.shape[1]):
+            q = faces[i, k]
+            out[i + j, k] = -1
+            if q < 0:
+                continue
+            c = elem_at[q // 6]
+            if c < 0:
+                found = False
+            else:
+                out[i + j, k] = 6 * c + q % 6
+    return found
+
+
+@njit(cache=True)
 def moved_beyond(x, x_renewal, base, n_own, limit):
     """Whether a node of the own contact elements moved more than ``limit`` in any
     coordinate since the last renewal (x_renewal holds their 8 nodes each, in order)."""
