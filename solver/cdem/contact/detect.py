@@ -69,6 +69,21 @@ def face_spheres(x, gx, base, n_own, active, centre, radius):
             radius[q] = rad
 
 
+@njit(cache=True)
+def element_boxes(x, base, n):
+    """Bounding boxes lo, hi (n, 3) of the first n contact elements (8 nodes from base)."""
+    lo = np.empty((n, 3))
+    hi = np.empty((n, 3))
+    for c in range(n):
+        for k in range(3):
+            lo[c, k] = hi[c, k] = x[base[c], k]
+        for a in range(1, 8):
+            for k in range(3):
+                lo[c, k] = min(lo[c, k], x[base[c] + a, k])
+                hi[c, k] = max(hi[c, k], x[base[c] + a, k])
+    return lo, hi
+
+
 def surface_boxes(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """At most 64 boxes (m, 6: lo, hi) covering the element boxes lo, hi (n, 3): the
     elements binned by centre on a 4 x 4 x 4 grid over their extent, a box per bin."""

@@ -49,8 +49,9 @@ from mpi4py import MPI
 
 from solver.cdem.bodies import Bodies, exact_grid, on_grid
 from solver.cdem.contact.detect import (box_distance, boxes_within, carried_faces,
-                                        face_spheres, faces_near_boxes, find_candidates,
-                                        local_faces, moved_beyond, surface_boxes)
+                                        element_boxes, face_spheres, faces_near_boxes,
+                                        find_candidates, local_faces, moved_beyond,
+                                        surface_boxes)
 from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST_WIDTH,
                                           VERTEX_FACE, BodySums, GhostElements, ShareBuffers,
                                           contact_types, count_loaded, ghost_rows, node_shares,
@@ -420,10 +421,9 @@ class Contact:
         self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
         chosen = self._ghosts_for_neighbours(x, margin)
         own = self.own_active
-        coords = x[self._own_rows()].reshape(-1, 8, 3)
         fields = self._own_element_rows()
-        send = [ghost_rows(fields[c], 8 * own[c], coords[c], self.active[c],
-                           self.fresh_faces[c]) for c in chosen]
+        send = [ghost_rows(fields[c], 8 * own[c], x[8 * own[c][:, None] + np.arange(8)],
+                           self.active[c], self.fresh_faces[c]) for c in chosen]
         payload = np.concatenate(send) if send else np.zeros((0, GHOST_WIDTH))
         received, per_rank = self.neighbours.exchange(
             payload, np.array([len(c) for c in chosen], dtype=np.int64))
@@ -446,8 +446,7 @@ class Contact:
         centre = np.zeros((6 * self.n_own, 3))
         radius = np.zeros(6 * self.n_own)
         face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
-        coords = x[self._own_rows()].reshape(-1, 8, 3)
-        lo, hi = coords.min(axis=1), coords.max(axis=1)
+        lo, hi = element_boxes(x, self.base, self.n_own)
         boxes = surface_boxes(lo, hi)
         everyone = self.comm.allgather((boxes, float(radius.max(initial=0.0))))
         self.renewal_traffic.add((self.comm.size - 1) * (boxes.nbytes + 8),
