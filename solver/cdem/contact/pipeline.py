@@ -360,22 +360,38 @@ class Contact:
         self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
         self.candidates = self._carried_candidates()
         centre, radius, points = self._search_geometry(x)
-        own = self.own_active
-        glued = self.glued[own]
+        glued = self.glued[self.own_active]
         ss = self.ss
-        near_fresh = np.empty((len(ss), N_CANDIDATES), dtype=np.int64)
-        find_candidates(points, ss.elem, glued, centre,
-                        np.where(self.fresh_faces.ravel(), radius, -1.0), self.gid,
-                        self.p.margin, near_fresh)
-        search = np.nonzero(self.fresh_faces[ss.elem, ss.face] | (near_fresh[:, 0] >= 0))[0]
+        search = self.fresh_faces[ss.elem, ss.face]
+        search[self._near_fresh(x, points, glued, centre, radius)] = True
+        search = np.nonzero(search)[0]
         found = np.empty((len(search), N_CANDIDATES), dtype=np.int64)
         self.checks += find_candidates(points[search], ss.elem[search], glued, centre, radius,
                                        self.gid, self.p.margin, found)
         self.candidates[search] = found
-        rows = x[self._own_rows()]
-        new = np.isnan(self.x_renewal)
-        self.x_renewal[new] = rows[new]
+        new = np.nonzero(np.isnan(self.x_renewal[:, 0]))[0]
+        self.x_renewal[new] = x[8 * self.own_active[new // 8] + new % 8]
         self._settle()
+
+    def _near_fresh(self, x: np.ndarray, points: np.ndarray, glued: np.ndarray,
+                    centre: np.ndarray, radius: np.ndarray) -> np.ndarray:
+        """The semi-springs (indices) that would take a fresh face as a potential target.
+        Only those of the own elements whose box meets the boxes around the fresh faces'
+        reach (surface_boxes of the cubes about their spheres grown by the margin, and a
+        hundredth of the margin more for the rounding of the points inside their element's
+        box) are searched: a semi-spring point within reach of a face lies in that face's
+        cube."""
+        fresh = self.fresh_faces.ravel()
+        reach = (radius[fresh] + self.p.margin)[:, None]
+        around = surface_boxes(centre[fresh] - reach, centre[fresh] + reach)
+        lo, hi = element_boxes(x, self.base, self.n_own)
+        near_elem = np.zeros(self.n_own, dtype=bool)
+        near_elem[boxes_within(lo, hi, around, 0.01 * self.p.margin)] = True
+        rows = np.nonzero(near_elem[self.ss.elem])[0]
+        found = np.empty((len(rows), N_CANDIDATES), dtype=np.int64)
+        find_candidates(points[rows], self.ss.elem[rows], glued, centre,
+                        np.where(fresh, radius, -1.0), self.gid, self.p.margin, found)
+        return rows[found[:, 0] >= 0]
 
     def _search_geometry(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Face spheres (centre, radius; -1 inactive) of the contact elements and the
