@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from solver.cdem.contact.detect import (boxes_within, faces_near_boxes, find_candidates,
-                                        local_faces)
+from solver.cdem.contact.detect import (boxes_within, element_boxes, faces_near_boxes,
+                                        find_candidates, local_faces, surface_boxes)
 from solver.cdem.contact.exchange import ShareBuffers, ordered_sums
 from solver.cdem.contact.records import N_CANDIDATES
 
@@ -83,6 +83,24 @@ def test_ordered_sums_add_every_rows_shares_in_key_order():
         for i in mine[np.argsort(keys[mine])]:
             expected = expected + values[i]
         assert np.array_equal(total, expected)
+
+
+def test_surface_boxes_are_the_unions_of_the_element_boxes_binned_by_centre():
+    """Element boxes (element_boxes of hexahedra) binned on a 4 x 4 x 4 grid over the
+    extent of their centres: one box per occupied bin, in bin order, the union of its
+    elements' boxes."""
+    x = RNG.random((8 * 500, 3)) * [30.0, 10.0, 1.0] + np.repeat(RNG.random((500, 3)), 8, 0)
+    lo, hi = element_boxes(x, 8 * np.arange(500), 500)
+    assert np.array_equal(lo, x.reshape(-1, 8, 3).min(axis=1))
+    assert np.array_equal(hi, x.reshape(-1, 8, 3).max(axis=1))
+    centre = 0.5 * (lo + hi)
+    low, high = centre.min(axis=0), centre.max(axis=0)
+    cell = np.minimum((4 * (centre - low) / (high - low)).astype(int), 3)
+    bins = (cell[:, 0] * 4 + cell[:, 1]) * 4 + cell[:, 2]
+    expected = [np.r_[lo[bins == b].min(axis=0), hi[bins == b].max(axis=0)]
+                for b in np.unique(bins)]
+    assert np.array_equal(surface_boxes(lo, hi), np.array(expected))
+    assert surface_boxes(lo[:0], hi[:0]).shape == (0, 6)
 
 
 def test_global_faces_map_back_to_the_contact_elements_holding_them():

@@ -84,20 +84,33 @@ def element_boxes(x, base, n):
     return lo, hi
 
 
-def surface_boxes(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+@njit(cache=True)
+def surface_boxes(lo, hi):
     """At most 64 boxes (m, 6: lo, hi) covering the element boxes lo, hi (n, 3): the
-    elements binned by centre on a 4 x 4 x 4 grid over their extent, a box per bin."""
-    if not len(lo):
-        return np.zeros((0, 6))
+    elements binned by centre on a 4 x 4 x 4 grid over their extent, a box per bin (in bin
+    order)."""
+    n = lo.shape[0]
     centre = 0.5 * (lo + hi)
-    low, high = centre.min(axis=0), centre.max(axis=0)
-    span = np.where(high > low, high - low, 1.0)
-    cell = np.minimum((4 * (centre - low) / span).astype(np.int64), 3)
-    bins = (cell[:, 0] * 4 + cell[:, 1]) * 4 + cell[:, 2]
-    order = np.argsort(bins, kind="stable")
-    starts = np.r_[0, np.nonzero(np.diff(bins[order]))[0] + 1]
-    return np.hstack([np.minimum.reduceat(lo[order], starts),
-                      np.maximum.reduceat(hi[order], starts)])
+    low = np.full(3, np.inf)
+    high = np.full(3, -np.inf)
+    for i in range(n):
+        for k in range(3):
+            low[k] = min(low[k], centre[i, k])
+            high[k] = max(high[k], centre[i, k])
+    boxes = np.empty((64, 6))
+    boxes[:, :3] = np.inf
+    boxes[:, 3:] = -np.inf
+    used = np.zeros(64, dtype=np.bool_)
+    for i in range(n):
+        b = 0
+        for k in range(3):
+            span = high[k] - low[k] if high[k] > low[k] else 1.0
+            b = 4 * b + min(int(4 * (centre[i, k] - low[k]) / span), 3)
+        used[b] = True
+        for k in range(3):
+            boxes[b, k] = min(boxes[b, k], lo[i, k])
+            boxes[b, 3 + k] = max(boxes[b, 3 + k], hi[i, k])
+    return boxes[used]
 
 
 def box_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -343,7 +343,8 @@ class Contact:
         self.renewals += 1
         self.steps_since_renewal = 0
         self._exchange_ghosts(x, du, self.p.margin)
-        centre, radius, points = self._search_geometry(x)
+        centre, radius = self._face_spheres(x)
+        points = self.semi_spring_positions(x)
         self.candidates = np.empty((len(self.ss), N_CANDIDATES), dtype=np.int64)
         self.checks += find_candidates(points, self.ss.elem, self.glued[self.own_active],
                                        centre, radius, self.gid, self.p.margin,
@@ -359,22 +360,22 @@ class Contact:
         self.renewals += 1
         self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
         self.candidates = self._carried_candidates()
-        centre, radius, points = self._search_geometry(x)
+        centre, radius = self._face_spheres(x)
         glued = self.glued[self.own_active]
         ss = self.ss
         search = self.fresh_faces[ss.elem, ss.face]
-        search[self._near_fresh(x, points, glued, centre, radius)] = True
+        search[self._near_fresh(x, glued, centre, radius)] = True
         search = np.nonzero(search)[0]
         found = np.empty((len(search), N_CANDIDATES), dtype=np.int64)
-        self.checks += find_candidates(points[search], ss.elem[search], glued, centre, radius,
-                                       self.gid, self.p.margin, found)
+        self.checks += find_candidates(self.semi_spring_positions(x, search), ss.elem[search],
+                                       glued, centre, radius, self.gid, self.p.margin, found)
         self.candidates[search] = found
         new = np.nonzero(np.isnan(self.x_renewal[:, 0]))[0]
         self.x_renewal[new] = x[8 * self.own_active[new // 8] + new % 8]
         self._settle()
 
-    def _near_fresh(self, x: np.ndarray, points: np.ndarray, glued: np.ndarray,
-                    centre: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    def _near_fresh(self, x: np.ndarray, glued: np.ndarray, centre: np.ndarray,
+                    radius: np.ndarray) -> np.ndarray:
         """The semi-springs (indices) that would take a fresh face as a potential target.
         Only those of the own elements whose box meets the boxes around the fresh faces'
         reach (surface_boxes of the cubes about their spheres grown by the margin, and a
@@ -389,20 +390,16 @@ class Contact:
         near_elem[boxes_within(lo, hi, around, 0.01 * self.p.margin)] = True
         rows = np.nonzero(near_elem[self.ss.elem])[0]
         found = np.empty((len(rows), N_CANDIDATES), dtype=np.int64)
-        find_candidates(points[rows], self.ss.elem[rows], glued, centre,
+        find_candidates(self.semi_spring_positions(x, rows), self.ss.elem[rows], glued, centre,
                         np.where(fresh, radius, -1.0), self.gid, self.p.margin, found)
         return rows[found[:, 0] >= 0]
 
-    def _search_geometry(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Face spheres (centre, radius; -1 inactive) of the contact elements and the
-        semi-spring points."""
+    def _face_spheres(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Face spheres (centre, radius; -1 inactive) of the contact elements."""
         centre = np.zeros((6 * len(self.gid), 3))
         radius = np.zeros(6 * len(self.gid))
         face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
-        points = np.zeros((len(self.ss), 3))
-        semi_spring_points(x, self.base, self.ss.elem, self.ss.face, self.ss.vertex,
-                           self.p.alpha, points)
-        return centre, radius, points
+        return centre, radius
 
     def _settle(self) -> None:
         """After a renewal: no face is fresh, no target waits to be mapped."""
@@ -565,10 +562,13 @@ class Contact:
                 "max_penetration_ratio": self.comm.allreduce(self.max_overlap, op=MPI.MAX)
                 / self.p.size}
 
-    def semi_spring_positions(self, x: np.ndarray) -> np.ndarray:
-        points = np.zeros((len(self.ss), 3))
-        semi_spring_points(x, self.base, self.ss.elem, self.ss.face, self.ss.vertex,
-                           self.p.alpha, points)
+    def semi_spring_positions(self, x: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Positions (n, 3) of the semi-springs (those in ``rows``, or all)."""
+        ss = self.ss
+        at = slice(None) if rows is None else rows
+        points = np.zeros((len(ss.elem[at]), 3))
+        semi_spring_points(x, self.base, ss.elem[at], ss.face[at], ss.vertex[at], self.p.alpha,
+                           points)
         return points
 
     def nbytes(self) -> int:
