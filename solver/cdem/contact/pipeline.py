@@ -71,7 +71,7 @@ from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 #: by at most 2 sqrt(3) margin, to under 4.5 margins.
 KEPT_REACH = 5.0
 
-#: No records inserted (see Contact._global_faces).
+#: No records inserted since the potential targets were found (Contact._global_faces).
 NONE_INSERTED = np.zeros(0, dtype=np.int64)
 
 TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, "vertex-face"),
@@ -409,9 +409,9 @@ class Contact:
 
     def _global_faces(self, faces: np.ndarray, gid: np.ndarray,
                       at: np.ndarray = NONE_INSERTED) -> np.ndarray:
-        """Potential targets (faces 6 c + f of contact elements with global ids ``gid``,
-        the rows of records inserted since at ``at``) as global face ids 6 g + f per
-        record (-1 none)."""
+        """Potential targets per record as global face ids 6 g + f (-1 none), from
+        ``faces`` (6 c + f, c an index into ``gid``) of the records before those inserted
+        at ``at`` since (solver.cdem.contact.detect.carried_faces)."""
         out = np.full((len(self.ss), N_CANDIDATES), -1, dtype=np.int64)
         carried_faces(faces, at, gid, out)
         return out
@@ -489,8 +489,8 @@ class Contact:
         partial renewal is pending); the counters (global values where the summary reduces
         them, see :meth:`restore`)."""
         pending = self.pending is not None
-        faces = (self._global_faces(self.pending[0], self.pending[1], self.pending[2])
-                 if pending else self._global_faces(self.candidates, self.gid))
+        faces = (self._global_faces(*self.pending) if pending
+                 else self._global_faces(self.candidates, self.gid))
         tables = {name: {"keys": rec.key, "target": rec.target, "f_t": rec.f_t,
                          "dashpot": rec.dashpot, "f_n": rec.f_n, "status": rec.status}
                   for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se))}

@@ -15,7 +15,7 @@ solver.cdem.bodies, so that a body's loaded stiffness is the same summed in any 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -141,5 +141,5 @@ class ContactRecords:
         return at
 
     def nbytes(self) -> int:
-        return int(sum(getattr(self, f.name).nbytes for f in fields(self)
-                       if isinstance(getattr(self, f.name), np.ndarray)))
+        """Bytes of the record arrays, their room to spare included."""
+        return int(sum(self._store.get(name, getattr(self, name)).nbytes for name in _FIELDS))
