@@ -56,7 +56,7 @@ def _steps_after_a_break() -> list[int]:
     loop = TimeLoop(MPI.COMM_SELF, model, cfg.gravity, 0.5 * model.dt_limit_local)
     steps = []
     loop.checkpoint = Checkpointing(
-        lambda: model.contact.pending_faces is not None and steps.append(loop.step),
+        lambda: model.contact.pending is not None and steps.append(loop.step),
         every_steps=1)
     loop.run_stage(dataclasses.replace(cfg.stages[0], max_steps=STEPS), [])
     return steps

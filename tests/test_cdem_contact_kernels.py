@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from solver.cdem.contact.detect import (boxes_within, faces_near_boxes, find_candidates,
-                                        local_faces)
+from solver.cdem.contact.detect import (boxes_within, element_boxes, faces_near_boxes,
+                                        find_candidates, local_faces, surface_boxes)
 from solver.cdem.contact.exchange import ShareBuffers, ordered_sums
 from solver.cdem.contact.records import N_CANDIDATES
 
@@ -85,6 +85,24 @@ def test_ordered_sums_add_every_rows_shares_in_key_order():
         assert np.array_equal(total, expected)
 
 
+def test_surface_boxes_are_the_unions_of_the_element_boxes_binned_by_centre():
+    """Element boxes (element_boxes of hexahedra) binned on a 4 x 4 x 4 grid over the
+    extent of their centres: one box per occupied bin, in bin order, the union of its
+    elements' boxes."""
+    x = RNG.random((8 * 500, 3)) * [30.0, 10.0, 1.0] + np.repeat(RNG.random((500, 3)), 8, 0)
+    lo, hi = element_boxes(x, 8 * np.arange(500), 500)
+    assert np.array_equal(lo, x.reshape(-1, 8, 3).min(axis=1))
+    assert np.array_equal(hi, x.reshape(-1, 8, 3).max(axis=1))
+    centre = 0.5 * (lo + hi)
+    low, high = centre.min(axis=0), centre.max(axis=0)
+    cell = np.minimum((4 * (centre - low) / (high - low)).astype(int), 3)
+    bins = (cell[:, 0] * 4 + cell[:, 1]) * 4 + cell[:, 2]
+    expected = [np.r_[lo[bins == b].min(axis=0), hi[bins == b].max(axis=0)]
+                for b in np.unique(bins)]
+    assert np.array_equal(surface_boxes(lo, hi), np.array(expected))
+    assert surface_boxes(lo[:0], hi[:0]).shape == (0, 6)
+
+
 def test_global_faces_map_back_to_the_contact_elements_holding_them():
     gid = RNG.permutation(5000)[:300]
     local = RNG.integers(-1, 6 * len(gid), (400, N_CANDIDATES))
@@ -108,6 +126,7 @@ def test_partial_renewal_searches_every_semi_spring_a_broken_spring_concerns():
     from conftest import CASES
     from solver.case import load_case
     from solver.cdem.contact.detect import face_spheres
+    from solver.cdem.contact.pipeline import Contact
     from solver.cdem.model import model_from_mesh
     from solver.cdem.timeloop import TimeLoop
     from solver.mesh.build import mesh_from_config
@@ -123,7 +142,11 @@ def test_partial_renewal_searches_every_semi_spring_a_broken_spring_concerns():
 
     def remembering_set_glue(glued):
         before["glued"] = c.glued.copy()
+        kept = {name: getattr(c.ss, name).copy() for name in ("key", "target", "f_t")}
+        kept["faces"] = c.state()[0]["semi_springs"]["candidates"]
+        kept["x"] = dict(zip(c.own.gid[c.own_active], c.x_renewal.reshape(-1, 24)))
         set_glue(glued)
+        _same_as_built_afresh(c, Contact(MPI.COMM_SELF, c.p, c.own, glued), kept)
 
     def checked_renewal(x, du):
         renew_fresh(x, du)
@@ -147,3 +170,84 @@ def test_partial_renewal_searches_every_semi_spring_a_broken_spring_concerns():
     loop.run_stage(cfg.stages[0], [])
     loop.run_stage(dataclasses.replace(cfg.stages[1], max_steps=300), [])
     assert len(changed) > 5 and sum(changed) > 0
+
+
+def _same_as_built_afresh(c, afresh, kept):
+    """A glue change updates the contact in place to what a contact built for the new glue
+    state holds, with the history of the faces that stayed active carried by key: their
+    targets, tangential forces, potential targets (global face ids) and elements'
+    positions at the last renewal (new elements: NaN)."""
+    for name in ("key", "elem", "face", "vertex", "k_n", "k_t"):
+        for mine, theirs in ((c.ss, afresh.ss), (c.se, afresh.se)):
+            assert np.array_equal(getattr(mine, name), getattr(theirs, name)), name
+    assert np.array_equal(c.own_active, afresh.own_active)
+    at = np.searchsorted(kept["key"], c.ss.key)
+    old = kept["key"][np.minimum(at, len(kept["key"]) - 1)] == c.ss.key
+    assert np.array_equal(c.ss.target[old], kept["target"][at[old]])
+    assert np.array_equal(c.ss.f_t[old], kept["f_t"][at[old]])
+    assert np.all(c.ss.target[~old] == -1) and not c.ss.f_t[~old].any()
+    faces = c.state()[0]["semi_springs"]["candidates"]
+    assert np.array_equal(faces[old], kept["faces"][at[old]]) and np.all(faces[~old] == -1)
+    nan = np.full(24, np.nan)
+    x_renewal = np.array([kept["x"].get(g, nan) for g in c.own.gid[c.own_active]])
+    assert np.array_equal(c.x_renewal.reshape(-1, 24), x_renewal, equal_nan=True)
+
+
+def test_glue_broken_around_inner_elements_updates_records_bodies_and_renewal_in_place():
+    """A glued 3x3x5 block on a held slab: the glue around the lowest of its three inner
+    elements, then around the highest, is taken away by hand between steps (the springs
+    stay unbreakable, so no other change comes). The inner elements join the contact elements in place: the
+    records, potential targets and renewal positions equal those of a contact built afresh
+    for the new glue state, with the history carried; the bodies are the connected
+    components of the remaining glue (scipy), each labelled by its smallest element id."""
+    from mpi4py import MPI
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from solver.case import from_dict
+    from solver.cdem.config import Config
+    from solver.cdem.contact.pipeline import Contact
+    from solver.cdem.model import model_from_mesh
+    from solver.cdem.timeloop import TimeLoop
+    from solver.mesh.build import mesh_from_config
+
+    case = {"mesh": {"boxes": [
+        {"n": [2, 2, 1], "size": [2.0, 2.0, 0.5], "origin": [-1.0, -1.0, -0.5],
+         "group": "base"},
+        {"n": [3, 3, 5], "size": [0.9, 0.9, 1.5], "origin": [-0.45, -0.45, 0.0],
+         "group": "block"}]},
+        "materials": [{"density": 2500.0, "youngs_modulus": 1e9, "tensile_strength": 1e6,
+                       "cohesion": 1e6}],
+        "contact": {"enabled": True}, "boundaries": [{"group": "base"}],
+        "stages": [{"kind": "dynamic", "max_steps": 10, "breakable": False}]}
+    cfg = from_dict(Config, case, "inner", "", None)
+    model = model_from_mesh(MPI.COMM_SELF, cfg, mesh_from_config(cfg.mesh, "inner"), "inner")
+    c, gid = model.contact, model.elements.gid
+    loop = TimeLoop(MPI.COMM_SELF, model, cfg.gravity, 0.5 * model.dt_limit_local)
+    g = np.asarray(cfg.gravity)
+    centre = model.nodes.x.reshape(-1, 8, 3).mean(axis=1) - [0.0, 0.0, 0.45]
+    loop.one_step(g, cfg.stages[0])
+    glued = c.glued.copy()
+    for near in ([0.0, 0.0, 0.0], [0.0, 0.0, 0.6]):
+        e = np.argmin(np.linalg.norm(centre - near, axis=1))
+        assert e not in c.own_active
+        glued[np.isin(glued, gid[e])] = -1
+        glued[e] = -1
+        kept = {name: getattr(c.ss, name).copy() for name in ("key", "target", "f_t")}
+        kept["faces"] = c.state()[0]["semi_springs"]["candidates"]
+        kept["x"] = dict(zip(gid[c.own_active], c.x_renewal.reshape(-1, 24)))
+        c.set_glue(glued.copy())
+        assert e in c.own_active
+        _same_as_built_afresh(c, Contact(MPI.COMM_SELF, c.p, c.own, glued), kept)
+        a, f = np.nonzero(glued >= 0)
+        n = len(gid)
+        graph = coo_matrix((np.ones(len(a)), (a, np.searchsorted(gid, glued[a, f]))), (n, n))
+        comp = connected_components(graph, directed=False)[1]
+        held = model.nodes.fixed.reshape(n, 24).all(axis=1)
+        for k in np.unique(comp):
+            members = comp == k
+            assert np.all(c.bodies.label[members] == gid[members].min())
+            mass = np.inf if held[members].any() else c.own.bodies.mass[members].sum()
+            assert np.all(c.bodies.mass[members] == mass)
+        loop.one_step(g, cfg.stages[0])
+        assert c.pending is None

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mpi4py import MPI
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from numba import njit
 
 
 def exact_grid(comm, largest: float, count: int) -> float:
@@ -54,54 +53,107 @@ class Bodies:
     mass: np.ndarray
 
 
-def _local_components(glued: np.ndarray, gid: np.ndarray) -> np.ndarray:
-    """Component index of every own element, joining elements glued to each other here."""
-    n = len(gid)
-    e, f = np.nonzero(glued >= 0)
-    other = np.searchsorted(gid, glued[e, f])
-    here = (other < n) & (gid[np.minimum(other, n - 1)] == glued[e, f]) if n else other < 0
-    graph = coo_matrix((np.ones(np.count_nonzero(here)), (e[here], other[here])), shape=(n, n))
-    return connected_components(graph, directed=False)[1]
-
-
-def glued_bodies(comm, halo, a_side: np.ndarray, b_remote: np.ndarray, glued: np.ndarray,
-                 gid: np.ndarray, mass: np.ndarray, held: np.ndarray) -> Bodies:
-    """The bodies of the own elements (collective). halo: the interface springs' face
-    exchange (rows: owned faces, then the faces owned elsewhere whose B element is here);
-    a_side, b_remote: their (local element, face, other element's global id); glued
-    (n, 6): global id of the element glued across each face (-1: none); mass (n,) element
-    masses on the exact grid; held (n,) whether all dofs of an element are held."""
-    comp = _local_components(glued, gid)
-    n_comp = int(comp.max(initial=-1)) + 1
+@njit(cache=True)
+def _local_bodies(glued, across, mass, held, gid):
+    """Connected components of the own elements joined by the faces glued here (across
+    (n, 6): the local index of the element glued across a face, -1 where it is not here;
+    a face counts while glued >= 0), by union-find. Returns per element its component
+    (numbered by their smallest local element) and per component its smallest global id,
+    its mass sum (exact on the grid) and whether an element of it is held."""
+    n = glued.shape[0]
+    root = np.arange(n)
+    for e in range(n):
+        for f in range(6):
+            o = across[e, f]
+            if o < 0 or glued[e, f] < 0:
+                continue
+            a, b = e, o
+            while root[a] != a:
+                root[a] = root[root[a]]
+                a = root[a]
+            while root[b] != b:
+                root[b] = root[root[b]]
+                b = root[b]
+            if a != b:
+                root[max(a, b)] = min(a, b)
+    comp = np.empty(n, dtype=np.int64)
+    n_comp = 0
+    for e in range(n):
+        r = e
+        while root[r] != r:
+            r = root[r]
+        if r == e:
+            comp[e] = n_comp
+            n_comp += 1
+        else:
+            comp[e] = comp[r]
     label = np.full(n_comp, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(label, comp, gid)
-    owner = np.full(n_comp, comm.rank, dtype=np.int64)
-    elem = np.concatenate([a_side[:, 0], b_remote[:, 0]]).astype(np.int64)
-    face = np.concatenate([a_side[:, 1], b_remote[:, 1]]).astype(np.int64)
-    across = np.concatenate([a_side[:, 2], b_remote[:, 2]]).astype(np.int64)
-    remote = np.zeros(len(elem), dtype=bool)
-    remote[halo.send_idx] = True
-    remote[halo.recv_idx] = True
-    remote &= glued[elem, face] == across
-    crossing = np.zeros(n_comp, dtype=bool)
-    crossing[comp[elem[remote]]] = True
-    while True:
-        theirs = [_across(halo, mine[comp[elem]])[remote] for mine in (label, owner)]
-        best = label.copy()
-        np.minimum.at(best, comp[elem[remote]], theirs[0])
-        changed = best < label
-        win = theirs[0] == best[comp[elem[remote]]]
-        at = comp[elem[remote]]
-        owner[at[win & changed[at]]] = theirs[1][win & changed[at]]
-        label = best
-        if not comm.allreduce(bool(changed.any()), op=MPI.LOR):
-            break
     part = np.zeros(n_comp)
-    np.add.at(part, comp, mass)
-    any_held = np.zeros(n_comp, dtype=bool)
-    any_held[comp[held]] = True
-    total = _owner_sums(comm, label, owner, crossing, part, any_held)
-    return Bodies(label=label[comp], owner=owner[comp], mass=total[comp])
+    any_held = np.zeros(n_comp, dtype=np.bool_)
+    for e in range(n):
+        c = comp[e]
+        label[c] = min(label[c], gid[e])
+        part[c] += mass[e]
+        any_held[c] |= held[e]
+    return comp, label, part, any_held
+
+
+class GluedBodies:
+    """The bodies of the own elements for a glue state (collective). halo: the interface
+    springs' face exchange (rows: owned faces, then the faces owned elsewhere whose B
+    element is here); a_side, b_remote: their (local element, face, other element's
+    global id); gid (n,) global element ids (increasing); mass (n,) element masses on the
+    exact grid; held (n,) whether all dofs of an element are held.
+
+    Calling it with a glue state (n, 6) (global id of the element glued across each face,
+    -1: none) returns the :class:`Bodies`. It remembers the local index of the element
+    across each glued face, so that a state in which glue only broke costs one linear pass
+    over the elements (union-find) and the rounds over the partition boundary."""
+
+    def __init__(self, comm, halo, a_side: np.ndarray, b_remote: np.ndarray,
+                 gid: np.ndarray, mass: np.ndarray, held: np.ndarray):
+        self.comm, self.halo, self.gid, self.mass, self.held = comm, halo, gid, mass, held
+        self.elem = np.concatenate([a_side[:, 0], b_remote[:, 0]]).astype(np.int64)
+        self.face = np.concatenate([a_side[:, 1], b_remote[:, 1]]).astype(np.int64)
+        self.other = np.concatenate([a_side[:, 2], b_remote[:, 2]]).astype(np.int64)
+        self.boundary = np.zeros(len(self.elem), dtype=bool)
+        self.boundary[halo.send_idx] = True
+        self.boundary[halo.recv_idx] = True
+        self.glued = np.full((len(gid), 6), -1, dtype=np.int64)
+        self.across = np.full((len(gid), 6), -1, dtype=np.int64)
+
+    def _remember(self, glued: np.ndarray) -> None:
+        """The local index of the element across every face glued now (-1: not here)."""
+        e, f = np.nonzero((glued != self.glued) & (glued >= 0))
+        n = len(self.gid)
+        other = np.searchsorted(self.gid, glued[e, f])
+        here = other < n
+        here[here] = self.gid[other[here]] == glued[e, f][here]
+        self.across[e, f] = np.where(here, other, -1)
+        self.glued = glued.copy()
+
+    def __call__(self, glued: np.ndarray) -> Bodies:
+        comm, halo, elem = self.comm, self.halo, self.elem
+        self._remember(glued)
+        comp, label, part, any_held = _local_bodies(glued, self.across, self.mass, self.held,
+                                                    self.gid)
+        owner = np.full(len(label), comm.rank, dtype=np.int64)
+        remote = self.boundary & (glued[elem, self.face] == self.other)
+        crossing = np.zeros(len(label), dtype=bool)
+        crossing[comp[elem[remote]]] = True
+        while True:
+            theirs = [_across(halo, mine[comp[elem]])[remote] for mine in (label, owner)]
+            best = label.copy()
+            np.minimum.at(best, comp[elem[remote]], theirs[0])
+            changed = best < label
+            win = theirs[0] == best[comp[elem[remote]]]
+            at = comp[elem[remote]]
+            owner[at[win & changed[at]]] = theirs[1][win & changed[at]]
+            label = best
+            if not comm.allreduce(bool(changed.any()), op=MPI.LOR):
+                break
+        total = _owner_sums(comm, label, owner, crossing, part, any_held)
+        return Bodies(label=label[comp], owner=owner[comp], mass=total[comp])
 
 
 def _across(halo, mine: np.ndarray) -> np.ndarray:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 
-from solver.cdem.bodies import exact_grid, glued_bodies, on_grid
+from solver.cdem.bodies import GluedBodies, exact_grid, on_grid
 from solver.cdem.config import Config, Material
 from solver.cdem.constitutive import MODELS, lame
 from solver.cdem.contact import Contact, ContactElements, ContactParams
@@ -360,10 +359,10 @@ def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np
     held = fixed.reshape(-1, 24).all(axis=1)
     node_mass = mass.reshape(-1, 8)
     elem_mass = node_mass.sum(axis=1)
-    bodies = partial(glued_bodies, comm, interfaces.glue_halo, interfaces.a_side,
-                     interfaces.b_remote, gid=part.elem_gid, held=held,
-                     mass=on_grid(elem_mass, exact_grid(comm, elem_mass.max(initial=0.0),
-                                                        part.n_el)))
+    bodies = GluedBodies(comm, interfaces.glue_halo, interfaces.a_side, interfaces.b_remote,
+                         gid=part.elem_gid, held=held,
+                         mass=on_grid(elem_mass, exact_grid(comm, elem_mass.max(initial=0.0),
+                                                            part.n_el)))
     own = ContactElements(gid=part.elem_gid, face_area=face_area, k_n=k_n, k_t=k_t,
                           node_mass=np.where(held, np.inf, node_mass.min(axis=1)),
                           omega=omega, bodies=bodies)

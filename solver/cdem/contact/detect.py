@@ -69,20 +69,48 @@ def face_spheres(x, gx, base, n_own, active, centre, radius):
             radius[q] = rad
 
 
-def surface_boxes(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+@njit(cache=True)
+def element_boxes(x, base, n):
+    """Bounding boxes lo, hi (n, 3) of the first n contact elements (8 nodes from base)."""
+    lo = np.empty((n, 3))
+    hi = np.empty((n, 3))
+    for c in range(n):
+        for k in range(3):
+            lo[c, k] = hi[c, k] = x[base[c], k]
+        for a in range(1, 8):
+            for k in range(3):
+                lo[c, k] = min(lo[c, k], x[base[c] + a, k])
+                hi[c, k] = max(hi[c, k], x[base[c] + a, k])
+    return lo, hi
+
+
+@njit(cache=True)
+def surface_boxes(lo, hi):
     """At most 64 boxes (m, 6: lo, hi) covering the element boxes lo, hi (n, 3): the
-    elements binned by centre on a 4 x 4 x 4 grid over their extent, a box per bin."""
-    if not len(lo):
-        return np.zeros((0, 6))
+    elements binned by centre on a 4 x 4 x 4 grid over their extent, a box per bin (in bin
+    order)."""
+    n = lo.shape[0]
     centre = 0.5 * (lo + hi)
-    low, high = centre.min(axis=0), centre.max(axis=0)
-    span = np.where(high > low, high - low, 1.0)
-    cell = np.minimum((4 * (centre - low) / span).astype(np.int64), 3)
-    bins = (cell[:, 0] * 4 + cell[:, 1]) * 4 + cell[:, 2]
-    order = np.argsort(bins, kind="stable")
-    starts = np.r_[0, np.nonzero(np.diff(bins[order]))[0] + 1]
-    return np.hstack([np.minimum.reduceat(lo[order], starts),
-                      np.maximum.reduceat(hi[order], starts)])
+    low = np.full(3, np.inf)
+    high = np.full(3, -np.inf)
+    for i in range(n):
+        for k in range(3):
+            low[k] = min(low[k], centre[i, k])
+            high[k] = max(high[k], centre[i, k])
+    boxes = np.empty((64, 6))
+    boxes[:, :3] = np.inf
+    boxes[:, 3:] = -np.inf
+    used = np.zeros(64, dtype=np.bool_)
+    for i in range(n):
+        b = 0
+        for k in range(3):
+            span = high[k] - low[k] if high[k] > low[k] else 1.0
+            b = 4 * b + min(int(4 * (centre[i, k] - low[k]) / span), 3)
+        used[b] = True
+        for k in range(3):
+            boxes[b, k] = min(boxes[b, k], lo[i, k])
+            boxes[b, 3 + k] = max(boxes[b, 3 + k], hi[i, k])
+    return boxes[used]
 
 
 def box_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -347,6 +375,31 @@ def local_faces(faces, gid):
         else:
             found = False
     return out, found
+
+
+@njit(cache=True)
+def carried_faces(faces, at, elem_at, out):
+    """Potential targets carried over a change of the records and contact elements: row i
+    of ``faces`` (faces 6 c + f, -1 none) goes to row i + (entries of ``at`` not above i)
+    of ``out`` (``at`` non-decreasing: the records inserted meanwhile, whose rows are left
+    as they are, see solver.cdem.contact.records.open_rows), its face 6 c + f to
+    6 elem_at[c] + f. Returns whether every element met has a new index (elem_at >= 0)."""
+    found = True
+    j = 0
+    for i in range(faces.shape[0]):
+        while j < at.shape[0] and at[j] <= i:
+            j += 1
+        for k in range(faces.shape[1]):
+            q = faces[i, k]
+            out[i + j, k] = -1
+            if q < 0:
+                continue
+            c = elem_at[q // 6]
+            if c < 0:
+                found = False
+            else:
+                out[i + j, k] = 6 * c + q % 6
+    return found
 
 
 @njit(cache=True)

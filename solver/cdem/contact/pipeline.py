@@ -30,6 +30,12 @@ semi-spring keeps its targets, which no fresh face could join, until the next re
 fragmenting mass breaks springs at almost every step, and a full search at each would cost
 many element steps. Which semi-springs are searched depends on the global state only, so
 the targets are the same on any partition.
+
+The glue change itself touches what changed: the records of the faces that turned active
+and the elements that became active go in at their places in key and element order (the
+others move up in one pass, no sort), the bodies come from one union-find pass
+(solver.cdem.bodies), and the kept potential targets wait, as faces of the old contact
+elements, for the partial renewal to map them onto the new ones.
 """
 
 from __future__ import annotations
@@ -42,16 +48,18 @@ import numpy as np
 from mpi4py import MPI
 
 from solver.cdem.bodies import Bodies, exact_grid, on_grid
-from solver.cdem.contact.detect import (box_distance, boxes_within, face_spheres,
-                                        faces_near_boxes, find_candidates, local_faces,
-                                        moved_beyond, surface_boxes)
+from solver.cdem.contact.detect import (box_distance, boxes_within, carried_faces,
+                                        element_boxes, face_spheres, faces_near_boxes,
+                                        find_candidates, local_faces, moved_beyond,
+                                        surface_boxes)
 from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST_WIDTH,
                                           VERTEX_FACE, BodySums, GhostElements, ShareBuffers,
                                           contact_types, count_loaded, ghost_rows, node_shares,
                                           ordered_sums, semi_spring_points, unpack_ghosts)
 from solver.cdem.contact.geometry import face_frames, semi_edge_geometry, semi_spring_geometry
 from solver.cdem.contact.law import contact_law, loaded_stiffness, stable_dashpot_mass
-from solver.cdem.contact.records import N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords
+from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
+                                         open_rows)
 from solver.cdem.halo import Halo, Neighbours, Traffic
 from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 
@@ -62,6 +70,9 @@ from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 #: found the point and the face's nodes each moved at most sqrt(3) margin: the gap grew
 #: by at most 2 sqrt(3) margin, to under 4.5 margins.
 KEPT_REACH = 5.0
+
+#: No records inserted since the potential targets were found (Contact._global_faces).
+NONE_INSERTED = np.zeros(0, dtype=np.int64)
 
 TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, "vertex-face"),
               (EDGE_EDGE, "edge-edge"))
@@ -150,8 +161,8 @@ class Contact:
         self.ss = None
         self.se = None
         self.x_renewal = None
-        self.pending_faces = None
-        self.fresh = np.zeros((len(own.gid), 6), dtype=bool)
+        self.pending = None
+        self.glued = None
         largest = float(np.max(own.k_n * own.face_area, initial=0.0))
         self.k_grid = 2.0 * exact_grid(comm, largest, 8 * 6 * len(own.gid))
         self.body_sums = BodySums(comm, self.traffic, self.renewal_traffic)
@@ -161,51 +172,48 @@ class Contact:
     # -- active faces ----------------------------------------------------------------------
     def set_glue(self, glued: np.ndarray) -> None:
         """Take the glue state (n_own, 6): the global id of the element glued across each
-        face (-1: none, the face is active). Records of faces that stay active keep their
-        state and their potential targets (as global face ids until the partial renewal
-        at the next step maps them), their elements their positions at the last renewal.
-        Called after a step's contact forces, so no earlier glue change is still pending."""
-        kept = None
-        if self.x_renewal is not None:
-            kept = (self.ss, self._global_faces(self.candidates), self.own_active,
-                    self.x_renewal.reshape(-1, 8, 3), self.glued < 0)
-        self.glued = glued
-        self.bodies = self.own.bodies(glued)
+        face (-1: none, the face is active); glue only breaks. The faces that turned active
+        get their records; records of faces that stay active keep their state and their
+        potential targets (mapped to the new contact elements by the partial renewal at
+        the next step), their elements their positions at the last renewal. Called after a
+        step's contact forces, so no earlier glue change is still pending."""
+        was_active = (self.glued < 0 if self.ss is not None
+                      else np.zeros(glued.shape, dtype=bool))
         active = glued < 0
-        self.own_active = np.nonzero(active.any(axis=1))[0]
-        faces = (6 * self.own_active[:, None] + np.arange(6)).ravel()
-        faces = faces[active[self.own_active].ravel()]
-        k_of = np.empty(len(self.own.gid), dtype=np.int64)
-        k_of[self.own_active] = np.arange(len(self.own_active))
-        elem_of_face = faces // 6
-        key = (4 * (6 * self.own.gid[elem_of_face] + faces % 6)[:, None]
-               + np.arange(4)).ravel()
+        if np.any(was_active & ~active):
+            raise RuntimeError("a face that was free is glued again")
+        elem_new, face_new = np.nonzero(active & ~was_active)
+        if self.ss is None:
+            self.own_active = np.zeros(0, dtype=np.int64)
+            self.ss, self.se = ContactRecords.empty(SEMI_SPRING), ContactRecords.empty(SEMI_EDGE)
+        old_active = self.own_active
+        joining = np.unique(elem_new[~was_active[elem_new].any(axis=1)])
+        at_elem = np.searchsorted(old_active, joining)
+        self.own_active = np.insert(old_active, at_elem, joining)
+        renumber = (np.arange(len(old_active)) + np.searchsorted(joining, old_active)
+                    if len(joining) else None)
+        key = (4 * (6 * self.own.gid[elem_new] + face_new)[:, None] + np.arange(4)).ravel()
         order = np.argsort(key, kind="stable")
         key = key[order]
-        face_of = np.repeat(faces, 4)[order]
-        elem = k_of[face_of // 6]
+        face_of = np.repeat(6 * elem_new + face_new, 4)[order]
+        elem = np.searchsorted(self.own_active, face_of // 6)
         area = self.own.face_area.ravel()[face_of] / 4.0
         k_n = on_grid(self.own.k_n.ravel()[face_of] * area, self.k_grid)
         k_t = self.own.k_t.ravel()[face_of] * area
-        self.ss = ContactRecords.build(SEMI_SPRING, key, elem, k_n, k_t, self.ss)
-        self.se = ContactRecords.build(SEMI_EDGE, key, elem, 2.0 * k_n, 2.0 * k_t, self.se)
-        self.candidates = np.full((len(key), N_CANDIDATES), -1, dtype=np.int64)
-        self.pending_faces = None
-        self.x_renewal = None
+        at = self.ss.insert(key, elem, k_n, k_t, renumber)
+        self.se.insert(key, elem, 2.0 * k_n, 2.0 * k_t, renumber)
+        self.glued = glued
+        self.bodies = self.own.bodies(glued)
         self.fresh = np.zeros_like(active)
-        if kept is not None:
-            previous, faces, previous_active, x_renewal, was_active = kept
-            at = np.minimum(np.searchsorted(previous.key, key), max(len(previous) - 1, 0))
-            stays = previous.key[at] == key if len(previous) else np.zeros(len(key), bool)
-            self.pending_faces = np.full((len(key), N_CANDIDATES), -1, dtype=np.int64)
-            self.pending_faces[stays] = faces[at[stays]]
-            row = np.full(len(glued), -1)
-            row[previous_active] = np.arange(len(previous_active))
-            old = row[self.own_active]
-            x_new = np.full((len(self.own_active), 8, 3), np.nan)
-            x_new[old >= 0] = x_renewal[old[old >= 0]]
-            self.x_renewal = x_new.reshape(-1, 3)
-            self.fresh = active & (active & ~was_active).any(axis=1)[:, None]
+        if self.x_renewal is not None:
+            self.pending = (self.candidates, self.gid, at)
+            x_renewal = np.empty((len(self.own_active), 24))
+            x_renewal[:len(old_active)] = self.x_renewal.reshape(-1, 24)
+            open_rows(x_renewal, len(old_active), at_elem)
+            x_renewal[at_elem + np.arange(len(joining))] = np.nan
+            self.x_renewal = x_renewal.reshape(-1, 3)
+            self.fresh[elem_new] = active[elem_new]
+        self.candidates = np.zeros((0, N_CANDIDATES), dtype=np.int64)
         self.ghost_halo = None
         self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
 
@@ -262,7 +270,7 @@ class Contact:
         """Contact forces of this step: (own node rows, forces (n, 3)) to add."""
         if moved_anywhere or self.steps_since_renewal >= self.p.renew_every:
             self.renew(x, du)
-        elif self.pending_faces is not None:
+        elif self.pending is not None:
             self.renew_fresh(x, du)
         self.steps_since_renewal += 1
         p = self.p
@@ -335,7 +343,9 @@ class Contact:
         self.renewals += 1
         self.steps_since_renewal = 0
         self._exchange_ghosts(x, du, self.p.margin)
-        centre, radius, points = self._search_geometry(x)
+        centre, radius = self._face_spheres(x)
+        points = self.semi_spring_positions(x)
+        self.candidates = np.empty((len(self.ss), N_CANDIDATES), dtype=np.int64)
         self.checks += find_candidates(points, self.ss.elem, self.glued[self.own_active],
                                        centre, radius, self.gid, self.p.margin,
                                        self.candidates)
@@ -349,54 +359,73 @@ class Contact:
         within reach of one."""
         self.renewals += 1
         self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
-        self.candidates = self._local_faces(self.pending_faces)
-        centre, radius, points = self._search_geometry(x)
-        own = self.own_active
-        glued = self.glued[own]
+        self.candidates = self._carried_candidates()
+        centre, radius = self._face_spheres(x)
+        glued = self.glued[self.own_active]
         ss = self.ss
-        near_fresh = np.empty((len(ss), N_CANDIDATES), dtype=np.int64)
-        find_candidates(points, ss.elem, glued, centre,
-                        np.where(self.fresh_faces.ravel(), radius, -1.0), self.gid,
-                        self.p.margin, near_fresh)
-        search = np.nonzero(self.fresh_faces[ss.elem, ss.face] | (near_fresh[:, 0] >= 0))[0]
+        search = self.fresh_faces[ss.elem, ss.face]
+        search[self._near_fresh(x, glued, centre, radius)] = True
+        search = np.nonzero(search)[0]
         found = np.empty((len(search), N_CANDIDATES), dtype=np.int64)
-        self.checks += find_candidates(points[search], ss.elem[search], glued, centre, radius,
-                                       self.gid, self.p.margin, found)
+        self.checks += find_candidates(self.semi_spring_positions(x, search), ss.elem[search],
+                                       glued, centre, radius, self.gid, self.p.margin, found)
         self.candidates[search] = found
-        rows = x[self._own_rows()]
-        new = np.isnan(self.x_renewal)
-        self.x_renewal[new] = rows[new]
+        new = np.nonzero(np.isnan(self.x_renewal[:, 0]))[0]
+        self.x_renewal[new] = x[8 * self.own_active[new // 8] + new % 8]
         self._settle()
 
-    def _search_geometry(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Face spheres (centre, radius; -1 inactive) of the contact elements and the
-        semi-spring points."""
+    def _near_fresh(self, x: np.ndarray, glued: np.ndarray, centre: np.ndarray,
+                    radius: np.ndarray) -> np.ndarray:
+        """The semi-springs (indices) that would take a fresh face as a potential target.
+        Only those of the own elements whose box meets the boxes around the fresh faces'
+        reach (surface_boxes of the cubes about their spheres grown by the margin, and a
+        hundredth of the margin more for the rounding of the points inside their element's
+        box) are searched: a semi-spring point within reach of a face lies in that face's
+        cube."""
+        fresh = self.fresh_faces.ravel()
+        reach = (radius[fresh] + self.p.margin)[:, None]
+        around = surface_boxes(centre[fresh] - reach, centre[fresh] + reach)
+        lo, hi = element_boxes(x, self.base, self.n_own)
+        near_elem = np.zeros(self.n_own, dtype=bool)
+        near_elem[boxes_within(lo, hi, around, 0.01 * self.p.margin)] = True
+        rows = np.nonzero(near_elem[self.ss.elem])[0]
+        found = np.empty((len(rows), N_CANDIDATES), dtype=np.int64)
+        find_candidates(self.semi_spring_positions(x, rows), self.ss.elem[rows], glued, centre,
+                        np.where(fresh, radius, -1.0), self.gid, self.p.margin, found)
+        return rows[found[:, 0] >= 0]
+
+    def _face_spheres(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Face spheres (centre, radius; -1 inactive) of the contact elements."""
         centre = np.zeros((6 * len(self.gid), 3))
         radius = np.zeros(6 * len(self.gid))
         face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
-        points = np.zeros((len(self.ss), 3))
-        semi_spring_points(x, self.base, self.ss.elem, self.ss.face, self.ss.vertex,
-                           self.p.alpha, points)
-        return centre, radius, points
+        return centre, radius
 
     def _settle(self) -> None:
         """After a renewal: no face is fresh, no target waits to be mapped."""
-        self.pending_faces = None
+        self.pending = None
         self.fresh[:] = False
         self.fresh_faces[:] = False
 
-    def _global_faces(self, candidates: np.ndarray) -> np.ndarray:
-        """Potential targets as global face ids 6 g + f (-1 none)."""
-        return np.where(candidates >= 0,
-                        6 * self.gid[np.maximum(candidates, 0) // 6] + candidates % 6, -1)
+    def _global_faces(self, faces: np.ndarray, gid: np.ndarray,
+                      at: np.ndarray = NONE_INSERTED) -> np.ndarray:
+        """Potential targets per record as global face ids 6 g + f (-1 none), from
+        ``faces`` (6 c + f, c an index into ``gid``) of the records before those inserted
+        at ``at`` since (solver.cdem.contact.detect.carried_faces)."""
+        out = np.full((len(self.ss), N_CANDIDATES), -1, dtype=np.int64)
+        carried_faces(faces, at, gid, out)
+        return out
 
-    def _local_faces(self, faces: np.ndarray) -> np.ndarray:
-        """Global face ids as faces 6 c + f of the contact elements (every one must be an
-        own or ghost element here)."""
-        mapped, found = local_faces(np.ascontiguousarray(faces), self.gid)
-        if not found:
+    def _carried_candidates(self) -> np.ndarray:
+        """The potential targets kept across a glue change, as faces of the contact
+        elements now here (every one must be an own or ghost element here); none for the
+        records of the faces that turned active."""
+        faces, gid, at = self.pending
+        mapped, _ = local_faces(6 * gid[:, None], self.gid)
+        out = np.full((len(self.ss), N_CANDIDATES), -1, dtype=np.int64)
+        if not carried_faces(faces, at, np.where(mapped >= 0, mapped // 6, -1).ravel(), out):
             raise RuntimeError("a kept potential target has no ghost here")
-        return mapped
+        return out
 
     def _exchange_ghosts(self, x: np.ndarray, du: np.ndarray, margin: float) -> None:
         """Ghost elements from the neighbours: those with a face within ``margin`` of this
@@ -405,10 +434,9 @@ class Contact:
         self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
         chosen = self._ghosts_for_neighbours(x, margin)
         own = self.own_active
-        coords = x[self._own_rows()].reshape(-1, 8, 3)
         fields = self._own_element_rows()
-        send = [ghost_rows(fields[c], 8 * own[c], coords[c], self.active[c],
-                           self.fresh_faces[c]) for c in chosen]
+        send = [ghost_rows(fields[c], 8 * own[c], x[8 * own[c][:, None] + np.arange(8)],
+                           self.active[c], self.fresh_faces[c]) for c in chosen]
         payload = np.concatenate(send) if send else np.zeros((0, GHOST_WIDTH))
         received, per_rank = self.neighbours.exchange(
             payload, np.array([len(c) for c in chosen], dtype=np.int64))
@@ -431,8 +459,7 @@ class Contact:
         centre = np.zeros((6 * self.n_own, 3))
         radius = np.zeros(6 * self.n_own)
         face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
-        coords = x[self._own_rows()].reshape(-1, 8, 3)
-        lo, hi = coords.min(axis=1), coords.max(axis=1)
+        lo, hi = element_boxes(x, self.base, self.n_own)
         boxes = surface_boxes(lo, hi)
         everyone = self.comm.allgather((boxes, float(radius.max(initial=0.0))))
         self.renewal_traffic.add((self.comm.size - 1) * (boxes.nbytes + 8),
@@ -461,8 +488,9 @@ class Contact:
         potential targets as global face ids, the positions at the last renewal keyed by
         element id (and the fresh faces, when a partial renewal is pending); the counters
         (global values where the summary reduces them, see :meth:`restore`)."""
-        pending = self.pending_faces is not None
-        faces = self.pending_faces if pending else self._global_faces(self.candidates)
+        pending = self.pending is not None
+        faces = (self._global_faces(*self.pending) if pending
+                 else self._global_faces(self.candidates, self.gid))
         tables = {name: {"keys": rec.key, "target": rec.target, "f_t": rec.f_t,
                          "dashpot": rec.dashpot, "f_n": rec.f_n, "status": rec.status}
                   for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se))}
@@ -494,13 +522,15 @@ class Contact:
         self.ss.share[:] = tables["semi_springs"]["share"]
         self.ss.placed[:] = tables["semi_springs"]["placed"]
         faces = tables["semi_springs"]["candidates"]
+        gid = np.unique(faces[faces >= 0] // 6)
+        self.pending = (np.where(faces >= 0, 6 * np.searchsorted(gid, faces // 6) + faces % 6,
+                                 -1), gid, NONE_INSERTED)
         if scalars.get("pending"):
-            self.pending_faces = faces
             self.fresh[self.own_active] = tables["renewal"]["fresh"]
         else:
-            self.pending_faces = None
             self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
-            self.candidates = self._local_faces(faces)
+            self.candidates = self._carried_candidates()
+            self.pending = None
         self.x_renewal = (tables["renewal"]["x"].reshape(-1, 3).copy() if scalars["renewed"]
                           else None)
         self.renewals = scalars["renewals"]
@@ -536,10 +566,13 @@ class Contact:
                 "max_penetration_ratio": self.comm.allreduce(self.max_overlap, op=MPI.MAX)
                 / self.p.size}
 
-    def semi_spring_positions(self, x: np.ndarray) -> np.ndarray:
-        points = np.zeros((len(self.ss), 3))
-        semi_spring_points(x, self.base, self.ss.elem, self.ss.face, self.ss.vertex,
-                           self.p.alpha, points)
+    def semi_spring_positions(self, x: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Positions (n, 3) of the semi-springs (those in ``rows``, or all)."""
+        ss = self.ss
+        at = slice(None) if rows is None else rows
+        points = np.zeros((len(ss.elem[at]), 3))
+        semi_spring_points(x, self.base, ss.elem[at], ss.face[at], ss.vertex[at], self.p.alpha,
+                           points)
         return points
 
     def nbytes(self) -> int:

@@ -15,14 +15,40 @@ solver.cdem.bodies, so that a body's loaded stiffness is the same summed in any 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from solver.contact_laws.laws import OPEN
 
 SEMI_SPRING, SEMI_EDGE = 0, 1
 N_CANDIDATES = 8
+
+#: Per record field: (trailing shape, dtype, value of a new record).
+_FIELDS = {"key": ((), np.int64, 0), "elem": ((), np.int64, 0), "face": ((), np.int64, 0),
+           "vertex": ((), np.int64, 0), "k_n": ((), float, 0.0), "k_t": ((), float, 0.0),
+           "target": ((), np.int64, -1), "f_t": ((3,), float, 0.0),
+           "dashpot": ((2,), float, 0.0), "f_n": ((), float, 0.0),
+           "status": ((), np.int64, OPEN), "overlap": ((), float, 0.0),
+           "normal": ((3,), float, 0.0), "slip": ((3,), float, 0.0),
+           "own_w": ((4,), float, 0.0), "target_node": ((4,), np.int64, -1),
+           "target_w": ((4,), float, 0.0), "target_elem": ((), np.int64, -1),
+           "share": ((), float, 1.0), "placed": ((), np.bool_, False),
+           "force": ((3,), float, 0.0)}
+
+
+@njit(cache=True)
+def open_rows(rows, n, at):
+    """Open a gap before each of the first n rows of ``rows`` (2-d, room for n + len(at))
+    named in ``at`` (non-decreasing): old row i moves down by the number of entries of
+    ``at`` not above i, so that the j-th gap is row at[j] + j. Rows before at[0] stay."""
+    i = n - 1
+    for j in range(at.shape[0] - 1, -1, -1):
+        while i >= at[j]:
+            for k in range(rows.shape[1]):
+                rows[i + j + 1, k] = rows[i, k]
+            i -= 1
 
 
 @dataclass
@@ -71,34 +97,57 @@ class ContactRecords:
     share: np.ndarray
     placed: np.ndarray
     force: np.ndarray
+    _store: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.key)
 
     @classmethod
-    def build(cls, kind: int, key: np.ndarray, elem: np.ndarray, k_n: np.ndarray,
-              k_t: np.ndarray, previous: ContactRecords | None = None) -> ContactRecords:
-        """Records for the given keys, carrying target, tangential force, dashpot state,
-        share and place from ``previous`` where a key was already there (a face that stays
-        active keeps its contact history when others break free)."""
-        n = len(key)
-        rec = cls(kind=kind, key=key, elem=elem, face=(key // 4) % 6, vertex=key % 4,
-                  k_n=k_n, k_t=k_t,
-                  target=np.full(n, -1, dtype=np.int64), f_t=np.zeros((n, 3)),
-                  dashpot=np.zeros((n, 2)), f_n=np.zeros(n),
-                  status=np.full(n, OPEN, dtype=np.int64), overlap=np.zeros(n),
-                  normal=np.zeros((n, 3)), slip=np.zeros((n, 3)),
-                  own_w=np.zeros((n, 4)), target_node=np.full((n, 4), -1, dtype=np.int64),
-                  target_w=np.zeros((n, 4)), target_elem=np.full(n, -1, dtype=np.int64),
-                  share=np.full(n, 0.0 if kind == SEMI_SPRING else 1.0),
-                  placed=np.zeros(n, dtype=bool), force=np.zeros((n, 3)))
-        if previous is not None and len(previous) and n:
-            at = np.minimum(np.searchsorted(previous.key, key), len(previous) - 1)
-            kept = previous.key[at] == key
-            for name in ("target", "f_t", "dashpot", "share", "placed"):
-                getattr(rec, name)[kept] = getattr(previous, name)[at[kept]]
-        return rec
+    def empty(cls, kind: int) -> ContactRecords:
+        """No records (:meth:`insert` adds them)."""
+        rows = {name: np.zeros((0,) + tail, dtype=dtype) for name, (tail, dtype, _)
+                in _FIELDS.items()}
+        return cls(kind=kind, **rows)
+
+    def insert(self, key: np.ndarray, elem: np.ndarray, k_n: np.ndarray, k_t: np.ndarray,
+               renumber: np.ndarray | None = None) -> np.ndarray:
+        """Add the records of new keys (increasing, none of them here yet) at their places
+        in key order; returns those places as the number of old records before each. The
+        others keep their history (target, tangential force, dashpot state, share and place; a
+        face that stays active keeps its contact history when others break free), their contact
+        elements renumbered by ``renumber`` (old -> new index) where given; every record's
+        normal force and status start over, as for records just made. The arrays have room
+        to spare, so that only the records after the first new one move (a linear pass at
+        memory speed, no sort) and the room grows by a quarter when it runs out."""
+        n, m = len(self), len(key)
+        at = np.searchsorted(self.key, key)
+        if renumber is not None:
+            self.elem[:] = renumber[self.elem]
+        for name in _FIELDS:
+            rows = getattr(self, name)
+            store = self._store.get(name)
+            if store is None or len(store) < n + m:
+                grown = np.empty((n + m + (n + m) // 4,) + rows.shape[1:], dtype=rows.dtype)
+                grown[:n] = rows
+                store = self._store[name] = grown
+            if m:
+                open_rows(store.reshape(len(store), -1), n, at)
+            setattr(self, name, store[:n + m])
+        new = at + np.arange(m)
+        for name, (_, _, start) in _FIELDS.items():
+            getattr(self, name)[new] = start
+        if self.kind == SEMI_SPRING:
+            self.share[new] = 0.0
+        self.key[new] = key
+        self.elem[new] = elem
+        self.face[new] = (key // 4) % 6
+        self.vertex[new] = key % 4
+        self.k_n[new] = k_n
+        self.k_t[new] = k_t
+        self.f_n[:] = 0.0
+        self.status[:] = OPEN
+        return at
 
     def nbytes(self) -> int:
-        return int(sum(getattr(self, f.name).nbytes for f in fields(self)
-                       if isinstance(getattr(self, f.name), np.ndarray)))
+        """Bytes of the record arrays, their room to spare included."""
+        return int(sum(self._store.get(name, getattr(self, name)).nbytes for name in _FIELDS))
