@@ -235,7 +235,7 @@ class Contact:
         self.base = np.concatenate([8 * own, 8 * np.arange(len(ghosts.gid))]).astype(np.int64)
         self.gx = np.ascontiguousarray(ghosts.x)
         self.gdu = np.zeros_like(self.gx)
-        self.frames = np.zeros((6 * len(self.gid), 6))
+        self.frames = np.zeros((6 * len(self.gid), 7))
         self.centroid = np.zeros((len(self.gid), 3))
         label = np.concatenate([mine[:, 1], ghosts.label]).astype(np.int64)
         owner = np.concatenate([mine[:, 2], ghosts.owner]).astype(np.int64)
