@@ -115,8 +115,8 @@ class ContactRecords:
         in key order; returns those places as the number of old records before each. The
         others keep their history (target, tangential force, dashpot state, share and place; a
         face that stays active keeps its contact history when others break free), their contact
-        elements renumbered by ``renumber`` (old -> new index) where given; every record's
-        normal force and status start over, as for records just made. The arrays have room
+        elements renumbered by ``renumber`` (old -> new index) where given, and their last
+        step's normal force and status (what the summary counts). The arrays have room
         to spare, so that only the records after the first new one move (a linear pass at
         memory speed, no sort) and the room grows by a quarter when it runs out."""
         n, m = len(self), len(key)
@@ -144,8 +144,6 @@ class ContactRecords:
         self.vertex[new] = key % 4
         self.k_n[new] = k_n
         self.k_t[new] = k_t
-        self.f_n[:] = 0.0
-        self.status[:] = OPEN
         return at
 
     def nbytes(self) -> int:
