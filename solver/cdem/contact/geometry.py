@@ -26,7 +26,11 @@ target is the candidate face with
   delta_g over its active faces g; case (b) of section 4.2: the nearest face of the block,
   and a face glued to another element of the block is none; were it counted, a point
   beside it would lose its target and sink unresisted until an open face became the
-  nearest, deep at once). The overlap is then the point's distance to the element's
+  nearest, deep at once); where another active face of the element is nearer, that face
+  is the target instead, whether a potential target or not (a point that sank into an
+  element whose nearest face was not among its 8 potential targets had no target, and
+  became a contact 1.4 m deep at once in the coarse Jiweishan runout when the nearest face
+  changed to a potential one). The overlap is then the point's distance to the element's
   boundary, continuous where the nearest face changes. Chosen by the faces' planes, the
   nearest face changed where the planes were equally far but the bilinear faces, each
   within its warp of its plane, were not: the overlap jumped by up to the sum of the two
@@ -299,24 +303,52 @@ def _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta):
 
 
 @njit(cache=True, inline="always")
-def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
-    """Whether face ft of contact element ct is a target of the point p (_face_accepts) with
-    p within ``tol`` of the bilinear face, and then (the signed distance delta = (p - q) . n,
-    xi, eta, q, n) of its closest point q on the bilinear face (_bilinear_projection)."""
+def _nearest_face(xs, bt, ct, active, p0, p1, p2):
+    """The active face g of contact element ct with the largest signed distance
+    (p - q_g) . n_g to its bilinear face (the lowest g of a tie)."""
+    nearest = -np.inf
+    g_near = -1
+    for g in range(6):
+        if not active[ct, g]:
+            continue
+        _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(xs, bt, g, p0, p1, p2, 0.0, 0.0)
+        dg = (p0 - r0) * m0 + (p1 - r1) * m1 + (p2 - r2) * m2
+        if dg > nearest:
+            nearest, g_near = dg, g
+    return g_near
+
+
+@njit(cache=True, inline="always")
+def _one_face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
+    """(accepted by _face_accepts, delta, xi, eta, q, n) of face ft and the point p."""
     accepted, _, xi, eta = _face_accepts(frames, active, xs, bt, ct, ft, p0, p1, p2, tol)
     if not accepted:
         return False, np.inf, xi, eta, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     xi, eta, q0, q1, q2, n0, n1, n2 = _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta)
     delta = (p0 - q0) * n0 + (p1 - q1) * n1 + (p2 - q2) * n2
-    if delta < 0.0:
-        for g in range(6):
-            if g == ft or not active[ct, g]:
-                continue
-            _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(xs, bt, g, p0, p1, p2, 0.0, 0.0)
-            dg = (p0 - r0) * m0 + (p1 - r1) * m1 + (p2 - r2) * m2
-            if dg > delta or (dg == delta and g < ft):
-                return False, delta, xi, eta, q0, q1, q2, n0, n1, n2
-    return delta <= tol, delta, xi, eta, q0, q1, q2, n0, n1, n2
+    return True, delta, xi, eta, q0, q1, q2, n0, n1, n2
+
+
+@njit(cache=True, inline="always")
+def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
+    """The target face of the point p for the potential target face ft of contact element
+    ct: ft if _face_accepts takes it and p lies within ``tol`` of its bilinear face, above
+    it or with ft the element's nearest active face (_nearest_face); where p lies below
+    ft's bilinear face and another face g of the element is nearer, g, if _face_accepts
+    takes it (a point inside an element is in contact with its nearest face whichever of
+    the element's faces are potential targets). Returns (accepted, the signed distance
+    delta = (p - q) . n, xi, eta, q, n of its closest point q on the bilinear face
+    (_bilinear_projection), the face)."""
+    accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
+        frames, active, xs, bt, ct, ft, p0, p1, p2, tol)
+    if accepted and delta < 0.0:
+        g = _nearest_face(xs, bt, ct, active, p0, p1, p2)
+        if g != ft:
+            ft = g
+            accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
+                frames, active, xs, bt, ct, g, p0, p1, p2, tol)
+            accepted = accepted and delta < 0.0
+    return accepted and delta <= tol, delta, xi, eta, q0, q1, q2, n0, n1, n2, ft
 
 
 @njit(cache=True, inline="always")
@@ -363,9 +395,9 @@ def _place_and_partner(x, xs, b, bt, frames, active, c, f, v, ct, ft, alpha, tol
     if d_min > reach * reach:
         return False, False
     p0, p1, p2 = _semi_spring_point(xs, bt, ft, w, alpha)
-    accepted, delta, _, _, _, _, _, _, _, _ = _face_contact(frames, active, x, b, c, f, p0, p1,
-                                                            p2, tol)
-    return True, accepted and delta < 0.0
+    accepted, delta, _, _, _, _, _, _, _, _, g = _face_contact(frames, active, x, b, c, f, p0,
+                                                               p1, p2, tol)
+    return True, accepted and delta < 0.0 and g == f
 
 
 @njit(cache=True)
@@ -398,10 +430,10 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
                 continue
             ct = fc // 6
             xs = x if ct < n_own else gx
-            accepted, d, c_xi, c_eta, _, _, _, c_n0, c_n1, c_n2 = _face_contact(
+            accepted, d, c_xi, c_eta, _, _, _, c_n0, c_n1, c_n2, g = _face_contact(
                 frames, active, xs, base[ct], ct, fc - 6 * ct, p0, p1, p2, tol)
             if accepted and d > delta:
-                best, delta, xi, eta, n0, n1, n2 = fc, d, c_xi, c_eta, c_n0, c_n1, c_n2
+                best, delta, xi, eta, n0, n1, n2 = 6 * ct + g, d, c_xi, c_eta, c_n0, c_n1, c_n2
         overlap[s] = 0.0
         if best < 0:
             target[s] = -1
