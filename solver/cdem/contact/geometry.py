@@ -14,18 +14,27 @@ target is the candidate face with
 * (a) signed distance delta = (x_ss - x_f) . n_f below the search tolerance and the
   projection x_ss - delta n_f inside the face (two triangles, barycentric test), where a
   negative delta counts only if the semi-spring lies inside the target element
-  ((x_ss - x_g) . n_g <= tol for all six faces g, Feng et al. 2014 Eq. 8) and the face is
-  the element's nearest contact-capable one (the largest delta_g over its active faces;
-  case (b) of section 4.2: the nearest face of the block, and a face glued to another
-  element of the block is none; were it counted, a point beside it would lose its target
-  and sink unresisted until an open face became the nearest, deep at once),
+  ((x_ss - x_g) . n_g <= tol for all six faces g, Feng et al. 2014 Eq. 8),
 * the largest signed distance delta = (x_ss - q) . n to the closest point q of the
   bilinear face x(xi, eta) (its four nodes with the weights of the hexahedron's face shape
   functions), below the tolerance too; n is the normal of the bilinear face at q. In
   contact when delta < 0, overlap -delta, the reaction spread over the four face nodes with
   the shape-function weights. (A projection onto one triangle of the face took its overlap
   from the face's plane and pushed through three nodes; on a warped face the two disagree
-  and the contact did work it did not book.)
+  and the contact did work it did not book.) A face with delta < 0 counts only if it is
+  the target element's nearest contact-capable face by that same distance (the largest
+  delta_g over its active faces g; case (b) of section 4.2: the nearest face of the block,
+  and a face glued to another element of the block is none; were it counted, a point
+  beside it would lose its target and sink unresisted until an open face became the
+  nearest, deep at once); where another active face of the element is nearer, that face
+  is the target instead, whether a potential target or not (a point that sank into an
+  element whose nearest face was not among its 8 potential targets had no target, and
+  became a contact 1.4 m deep at once in the coarse Jiweishan runout when the nearest face
+  changed to a potential one). The overlap is then the point's distance to the element's
+  boundary, continuous where the nearest face changes. Chosen by the faces' planes, the
+  nearest face changed where the planes were equally far but the bilinear faces, each
+  within its warp of its plane, were not: the overlap jumped by up to the sum of the two
+  warps (the coarse Jiweishan runout: 2 m at once between faces warped by 1.1 and 2.1 m).
 
 The tests above that compare a point with a face's plane (above the face, inside the
 element, the semi-edge's segment entering the element and its point P inside it) widen the
@@ -67,15 +76,28 @@ parallel
 two segments, both inside (0.001 < s, t < 0.999: an end point is a vertex, the
 semi-springs' business), the normal n = e1 x e2 / |..| turned outward of the target
 element, and d = (P - Q) . n (Eq. 12). The edge is a target when d < -tol with P inside the
-target element (within the tolerance) and -d below alpha times the semi-edge's length (a
-deeper crossing belongs to the semi-springs, or is with an edge on the far side of the
-element); the shallowest such edge is taken, overlap -d - tol. The pair must also be a
+target element (within the tolerance), and either it is the semi-edge's target of the last
+step or the pair came into contact during this step: the gap of the two edges' lines at
+the step's start (the nodes at x - du, the same formula) was not below -tol. The
+shallowest such edge is taken, overlap -d - tol. The pair must also be a
 true edge-edge contact: n within the arc of outward normals of the target edge's two faces
 and -n within that of the own edge's (the Gauss-map test of edge pairs; Gregorius, "The
 separating axis test between convex polyhedra", GDC 2013). Nearly parallel edges of
 coincident faces otherwise meet with a normal in the face plane and a false overlap as deep
 as the indentation. P spreads over the face nodes with the semi-springs' weights, the
 reaction over Q0, Q1 with (1 - t, t).
+
+A semi-edge contact so forms only as its edges approach each other (Feng et al. 2014,
+section 4.1: the contact is created once the block edge approaches the target edge), with
+the overlap this step's approach made, and lasts, at any depth, while the pair stays a
+contact. A pair that became a contact already deep (an edge crossing that grew shallower
+than a depth cut-off, a pair that became a true edge pair or came into the candidates
+while crossing) otherwise held a stored energy K_n delta^2 / 2 no motion paid for, which
+its spring then gave to the blocks. A cut-off at alpha times the semi-edge's length (a
+deeper crossing left to the semi-springs) did exactly that: edges of neighbouring blocks
+that broke apart cross at about that depth where their shared nodes were, and every
+crossing that came up through the cut-off formed a contact alpha L deep (the coarse
+Jiweishan runout: 1.6e12 J created, 0.09e12 J lost where crossings went down through it).
 """
 
 from __future__ import annotations
@@ -210,17 +232,8 @@ def _face_accepts(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
     delta = _plane_distance(frames, fc, p0, p1, p2)
     if _beyond(frames, fc, p0, p1, p2, tol) > 0.0:
         return False, delta, 0.0, 0.0
-    if delta < 0.0:
-        nearest = -np.inf
-        g_near = -1
-        for g in range(6):
-            dg = _plane_distance(frames, 6 * ct + g, p0, p1, p2)
-            if _beyond(frames, 6 * ct + g, p0, p1, p2, tol) > 0.0:
-                return False, delta, 0.0, 0.0
-            if active[ct, g] and dg > nearest:
-                nearest, g_near = dg, g
-        if g_near != ft:
-            return False, delta, 0.0, 0.0
+    if delta < 0.0 and not _inside_element(frames, ct, p0, p1, p2, tol):
+        return False, delta, 0.0, 0.0
     n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
     q0 = p0 - delta * n0
     q1 = p1 - delta * n1
@@ -290,16 +303,52 @@ def _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta):
 
 
 @njit(cache=True, inline="always")
-def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
-    """Whether face ft of contact element ct is a target of the point p (_face_accepts) with
-    p within ``tol`` of the bilinear face, and then (the signed distance delta = (p - q) . n,
-    xi, eta, q, n) of its closest point q on the bilinear face (_bilinear_projection)."""
+def _nearest_face(xs, bt, ct, active, p0, p1, p2):
+    """The active face g of contact element ct with the largest signed distance
+    (p - q_g) . n_g to its bilinear face (the lowest g of a tie)."""
+    nearest = -np.inf
+    g_near = -1
+    for g in range(6):
+        if not active[ct, g]:
+            continue
+        _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(xs, bt, g, p0, p1, p2, 0.0, 0.0)
+        dg = (p0 - r0) * m0 + (p1 - r1) * m1 + (p2 - r2) * m2
+        if dg > nearest:
+            nearest, g_near = dg, g
+    return g_near
+
+
+@njit(cache=True, inline="always")
+def _one_face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
+    """(accepted by _face_accepts, delta, xi, eta, q, n) of face ft and the point p."""
     accepted, _, xi, eta = _face_accepts(frames, active, xs, bt, ct, ft, p0, p1, p2, tol)
     if not accepted:
         return False, np.inf, xi, eta, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     xi, eta, q0, q1, q2, n0, n1, n2 = _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta)
     delta = (p0 - q0) * n0 + (p1 - q1) * n1 + (p2 - q2) * n2
-    return delta <= tol, delta, xi, eta, q0, q1, q2, n0, n1, n2
+    return True, delta, xi, eta, q0, q1, q2, n0, n1, n2
+
+
+@njit(cache=True, inline="always")
+def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
+    """The target face of the point p for the potential target face ft of contact element
+    ct: ft if _face_accepts takes it and p lies within ``tol`` of its bilinear face, above
+    it or with ft the element's nearest active face (_nearest_face); where p lies below
+    ft's bilinear face and another face g of the element is nearer, g, if _face_accepts
+    takes it (a point inside an element is in contact with its nearest face whichever of
+    the element's faces are potential targets). Returns (accepted, the signed distance
+    delta = (p - q) . n, xi, eta, q, n of its closest point q on the bilinear face
+    (_bilinear_projection), the face)."""
+    accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
+        frames, active, xs, bt, ct, ft, p0, p1, p2, tol)
+    if accepted and delta < 0.0:
+        g = _nearest_face(xs, bt, ct, active, p0, p1, p2)
+        if g != ft:
+            ft = g
+            accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
+                frames, active, xs, bt, ct, g, p0, p1, p2, tol)
+            accepted = accepted and delta < 0.0
+    return accepted and delta <= tol, delta, xi, eta, q0, q1, q2, n0, n1, n2, ft
 
 
 @njit(cache=True, inline="always")
@@ -346,9 +395,9 @@ def _place_and_partner(x, xs, b, bt, frames, active, c, f, v, ct, ft, alpha, tol
     if d_min > reach * reach:
         return False, False
     p0, p1, p2 = _semi_spring_point(xs, bt, ft, w, alpha)
-    accepted, delta, _, _, _, _, _, _, _, _ = _face_contact(frames, active, x, b, c, f, p0, p1,
-                                                            p2, tol)
-    return True, accepted and delta < 0.0
+    accepted, delta, _, _, _, _, _, _, _, _, g = _face_contact(frames, active, x, b, c, f, p0,
+                                                               p1, p2, tol)
+    return True, accepted and delta < 0.0 and g == f
 
 
 @njit(cache=True)
@@ -381,10 +430,10 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
                 continue
             ct = fc // 6
             xs = x if ct < n_own else gx
-            accepted, d, c_xi, c_eta, _, _, _, c_n0, c_n1, c_n2 = _face_contact(
+            accepted, d, c_xi, c_eta, _, _, _, c_n0, c_n1, c_n2, g = _face_contact(
                 frames, active, xs, base[ct], ct, fc - 6 * ct, p0, p1, p2, tol)
             if accepted and d > delta:
-                best, delta, xi, eta, n0, n1, n2 = fc, d, c_xi, c_eta, c_n0, c_n1, c_n2
+                best, delta, xi, eta, n0, n1, n2 = 6 * ct + g, d, c_xi, c_eta, c_n0, c_n1, c_n2
         overlap[s] = 0.0
         if best < 0:
             target[s] = -1
@@ -429,6 +478,22 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
     return deepest
 
 
+@njit(cache=True, inline="always")
+def _edge_gap(a0, a1, a2, u0, u1, u2, q0, q1, q2, g0, g1, g2, m0, m1, m2):
+    """Signed distance between the lines a + s u and q + t g along their common normal
+    turned to the side of the unit vector m (+inf where they are parallel): the edge-edge
+    gap d of Feng et al. 2014 Eq. 12 without the segments' bounds."""
+    n0 = u1 * g2 - u2 * g1
+    n1 = u2 * g0 - u0 * g2
+    n2 = u0 * g1 - u1 * g0
+    nn = n0 * n0 + n1 * n1 + n2 * n2
+    if nn <= 1e-6 * (u0 * u0 + u1 * u1 + u2 * u2) * (g0 * g0 + g1 * g1 + g2 * g2):
+        return np.inf
+    if n0 * m0 + n1 * m1 + n2 * m2 < 0.0:
+        n0, n1, n2 = -n0, -n1, -n2
+    return ((a0 - q0) * n0 + (a1 - q1) * n1 + (a2 - q2) * n2) / math.sqrt(nn)
+
+
 @njit(cache=True)
 def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroid, candidates,
                        elem, face, vertex, alpha, tol, target, overlap, normal, slip,
@@ -442,6 +507,7 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
         c = elem[s]
         f = face[s]
         v0 = vertex[s]
+        held = target[s]
         overlap[s] = 0.0
         target[s] = -1
         if not active[c, EDGE_NEIGHBOURS[f, v0]]:
@@ -451,6 +517,7 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
         v1 = (v0 + 1) % 4
         b = base[c]
         a0 = a1 = a2 = e0 = e1 = e2 = 0.0
+        da0 = da1 = da2 = de0 = de1 = de2 = 0.0
         for k in range(4):
             r = b + FACES[f, k]
             wa = w_vertex if k == v0 else w_other
@@ -461,6 +528,12 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
             e0 += wb * x[r, 0]
             e1 += wb * x[r, 1]
             e2 += wb * x[r, 2]
+            da0 += wa * du[r, 0]
+            da1 += wa * du[r, 1]
+            da2 += wa * du[r, 2]
+            de0 += wb * du[r, 0]
+            de1 += wb * du[r, 1]
+            de2 += wb * du[r, 2]
         u0, u1, u2 = e0 - a0, e1 - a1, e2 - a2
         aa = u0 * u0 + u1 * u1 + u2 * u2
         best = -1
@@ -523,13 +596,21 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
                 p2 = a2 + ps * u2
                 d = ((p0 - xs[q0, 0] - pt * g0) * n0 + (p1 - xs[q0, 1] - pt * g1) * n1
                      + (p2 - xs[q0, 2] - pt * g2) * n2)
-                if d >= -tol or d <= best_d or -d > alpha * math.sqrt(aa):
+                if d >= -tol or d <= best_d:
                     continue
                 if not (_in_edge_cone(frames, 6 * ct + ft, 6 * ct + EDGE_NEIGHBOURS[ft, jj],
                                       n0, n1, n2)
                         and _in_edge_cone(frames, own_f, own_g, -n0, -n1, -n2)):
                     continue
                 if not _inside_element(frames, ct, p0, p1, p2, tol):
+                    continue
+                us = du if ct < n_own else gdu
+                if 4 * (6 * gid[ct] + ft) + jj != held and _edge_gap(
+                        a0 - da0, a1 - da1, a2 - da2,
+                        u0 - de0 + da0, u1 - de1 + da1, u2 - de2 + da2,
+                        xs[q0, 0] - us[q0, 0], xs[q0, 1] - us[q0, 1], xs[q0, 2] - us[q0, 2],
+                        g0 - us[q1, 0] + us[q0, 0], g1 - us[q1, 1] + us[q0, 1],
+                        g2 - us[q1, 2] + us[q0, 2], n0, n1, n2) < -tol:
                     continue
                 best, best_d = 4 * fc + jj, d
                 bs, bt = ps, pt
