@@ -2,8 +2,10 @@
 paper's static cell grid hashed) against a k-d tree (scipy cKDTree) on the same heap.
 
 Both return, for every semi-spring point, the 8 active faces of other, unglued elements
-with the smallest bounding-sphere gap |p - c_f| - R_f <= margin (ties by global face id);
-the script checks that they agree and prints the time per semi-spring.
+with a bounding-sphere gap |p - c_f| - R_f <= margin with the smallest distance bound
+max(|p - c_f| - R_f, |(p - c_f) . n_f| - h_f) (ties by global face id); the script checks
+that they agree and prints the time per semi-spring (the renewal's face_frames included
+in the hash's time).
 
     python scripts/bench_search.py [N_ELEMENTS]
 """
@@ -20,11 +22,12 @@ from scipy.spatial import cKDTree
 from solver.cdem.bench_scale import heap_config, heap_mesh
 from solver.cdem.contact.detect import face_spheres, find_candidates
 from solver.cdem.contact.exchange import semi_spring_points
+from solver.cdem.contact.geometry import face_frames
 from solver.cdem.contact.records import N_CANDIDATES
 from solver.cdem.model import model_from_mesh
 
 
-def kd_tree_candidates(points, point_elem, glued, centre, radius, gid, margin):
+def kd_tree_candidates(points, point_elem, glued, centre, radius, frames, gid, margin):
     """The same candidates from a k-d tree of the active face centres."""
     active = np.nonzero(radius >= 0.0)[0]
     tree = cKDTree(centre[active])
@@ -37,7 +40,9 @@ def kd_tree_candidates(points, point_elem, glued, centre, radius, gid, margin):
         ok = ((gap <= margin) & (target != gid[point_elem[s]])
               & ~np.isin(target, glued[point_elem[s]]))
         q, gap = q[ok], gap[ok]
-        q = q[np.lexsort((6 * gid[q // 6] + q % 6, gap))][:N_CANDIDATES]
+        plane = np.abs(np.einsum("ij,ij->i", points[s] - frames[q, :3], frames[q, 3:6]))
+        bound = np.maximum(gap, plane - frames[q, 6])
+        q = q[np.lexsort((6 * gid[q // 6] + q % 6, bound))][:N_CANDIDATES]
         out[s, :len(q)] = q
     return out
 
@@ -55,12 +60,16 @@ def main(n_elements: int) -> None:
     semi_spring_points(x, c.base, c.ss.elem, c.ss.face, c.ss.vertex, c.p.alpha, points)
     glued = c.glued[c.own_active]
     grid = np.empty((len(points), N_CANDIDATES), dtype=np.int64)
-    find_candidates(points, c.ss.elem, glued, centre, radius, c.gid, c.p.margin, grid)
+    frames, centroid = np.zeros((6 * len(c.gid), 7)), np.zeros((len(c.gid), 3))
+    face_frames(x, c.gx, c.base, c.n_own, frames, centroid)
+    find_candidates(points, c.ss.elem, glued, centre, radius, frames, c.gid, c.p.margin, grid)
     start = time.process_time()
-    find_candidates(points, c.ss.elem, glued, centre, radius, c.gid, c.p.margin, grid)
+    face_frames(x, c.gx, c.base, c.n_own, frames, centroid)
+    find_candidates(points, c.ss.elem, glued, centre, radius, frames, c.gid, c.p.margin, grid)
     t_grid = time.process_time() - start
     start = time.process_time()
-    tree = kd_tree_candidates(points, c.ss.elem, glued, centre, radius, c.gid, c.p.margin)
+    tree = kd_tree_candidates(points, c.ss.elem, glued, centre, radius, frames, c.gid,
+                              c.p.margin)
     t_tree = time.process_time() - start
     assert np.array_equal(grid, tree), "the two searches disagree"
     n = len(points)

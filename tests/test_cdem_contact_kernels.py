@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from solver.cdem.contact.detect import (boxes_within, element_boxes, faces_near_boxes,
-                                        find_candidates, local_faces, surface_boxes)
+from solver.cdem.contact.detect import (boxes_within, element_boxes, face_spheres,
+                                        faces_near_boxes, find_candidates, local_faces,
+                                        surface_boxes)
 from solver.cdem.contact.exchange import ShareBuffers, ordered_sums
 from solver.cdem.contact.geometry import face_frames, semi_edge_geometry, semi_spring_geometry
 from solver.cdem.contact.records import N_CANDIDATES
@@ -20,35 +21,97 @@ def _spheres(n_elements):
     return centre, radius
 
 
+def _planes(centre, radius):
+    """Face frames (centre, unit normal, warp up to a fifth of the radius) about the sphere
+    centres."""
+    normal = RNG.normal(size=centre.shape)
+    normal /= np.linalg.norm(normal, axis=1)[:, None]
+    warp = RNG.random(len(radius)) * 0.2 * np.abs(radius)
+    return np.column_stack([centre, normal, warp])
+
+
+def _distance_bound(p, frames, radius):
+    """Lower bound of the distance from p to each face: max(sphere gap, plane distance less
+    the warp)."""
+    gap = np.linalg.norm(p - frames[:, :3], axis=1) - radius
+    plane = np.abs(np.einsum("ij,ij->i", p - frames[:, :3], frames[:, 3:6])) - frames[:, 6]
+    return gap, np.maximum(gap, plane)
+
+
 @pytest.mark.parametrize("large", [0.0, 0.1], ids=["one size", "sizes 1:40"])
-def test_candidates_are_the_nearest_spheres_within_the_margin(large):
-    """Brute force against the hash; with a tenth of the faces up to 40 times larger, the
-    faces spread over several levels of the grid."""
+def test_candidates_are_the_nearest_faces_by_distance_bound_within_the_margin(large):
+    """Brute force against the hash: the faces whose sphere comes within the margin, the 8
+    nearest by the distance bound max(sphere gap, plane distance - warp), ties by global
+    face id; with a tenth of the faces up to 40 times larger, the faces spread over several
+    levels of the grid."""
     n_el, margin = 60, 0.3
     centre, radius = _spheres(n_el)
     big = RNG.random(len(radius)) < large
     radius[big] = RNG.random(np.count_nonzero(big)) * 3.5 + 0.5
+    frames = _planes(centre, radius)
     gid = RNG.permutation(1000)[:n_el]
     points = RNG.random((400, 3)) * 4.0
     point_elem = RNG.integers(0, 20, len(points))
     glued = np.full((20, 6), -1)
     glued[:, 0] = gid[RNG.integers(0, n_el, 20)]
     candidates = np.empty((len(points), N_CANDIDATES), dtype=np.int64)
-    stored = find_candidates(points, point_elem, glued, centre, radius, gid, margin, candidates)
+    stored = find_candidates(points, point_elem, glued, centre, radius, frames, gid, margin,
+                             candidates)
     total = 0
     for s, p in enumerate(points):
-        gap = np.linalg.norm(p - centre, axis=1) - radius
+        gap, bound = _distance_bound(p, frames, radius)
         face_gid = 6 * gid[np.arange(len(gap)) // 6] + np.arange(len(gap)) % 6
         target = gid[np.arange(len(gap)) // 6]
         ok = ((radius >= 0) & (gap <= margin) & (target != gid[point_elem[s]])
               & ~np.isin(target, glued[point_elem[s]]))
         q = np.nonzero(ok)[0]
-        q = q[np.lexsort((face_gid[q], gap[q]))][:N_CANDIDATES]
+        q = q[np.lexsort((face_gid[q], bound[q]))][:N_CANDIDATES]
         expected = np.full(N_CANDIDATES, -1)
         expected[:len(q)] = q
         np.testing.assert_array_equal(candidates[s], expected)
         total += len(q)
     assert stored == total > 0
+
+
+def _box(lo, hi):
+    """The 8 nodes of an axis-aligned hexahedron (solver.mesh.topology node order)."""
+    unit = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
+                     [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
+    return np.asarray(lo) + unit * (np.asarray(hi) - np.asarray(lo))
+
+
+def test_a_near_small_face_ranks_ahead_of_large_faces_whose_spheres_hold_the_point():
+    """A semi-spring 5 cm above the top face (2 m wide, sphere gap -1.05 m) of a small
+    block, over four coarse valley-floor elements (400 x 400 x 50 m, stacked under the
+    block): the spheres (R = 283 m) of their top and bottom faces hold the point, 20 to
+    220 m from their planes, eight faces with sphere gaps from -263 to -63 m. Ranked by
+    the sphere gap they filled the 8 potential targets and the face under the point was
+    none (the coarse Jiweishan runout: points sank unresisted until a renewal brought the
+    face in, and formed contacts 1.4-1.6 m deep). By the distance bound it comes first
+    (0.05 m) and the coarse faces follow by their plane distances; brute force over the
+    faces agrees."""
+    blocks = [_box([-1, -1, 18], [1, 1, 20]), _box([-1, -1, 20.05], [1, 1, 22.05])]
+    floor = [_box([-200, -200, -50 * (k + 1)], [200, 200, -50 * k]) for k in range(4)]
+    x = np.vstack(blocks + floor)
+    n = len(x) // 8
+    base, gid, active = 8 * np.arange(n), np.arange(n), np.ones((n, 6), dtype=bool)
+    frames, centroid = np.zeros((6 * n, 7)), np.zeros((n, 3))
+    face_frames(x, np.zeros((0, 3)), base, n, frames, centroid)
+    centre, radius = np.zeros((6 * n, 3)), np.zeros(6 * n)
+    face_spheres(x, np.zeros((0, 3)), base, n, active, centre, radius)
+    point = np.array([[0.3, 0.2, 20.05]])
+    margin = 0.5
+    candidates = np.empty((1, N_CANDIDATES), dtype=np.int64)
+    find_candidates(point, np.array([1]), np.full((2, 6), -1), centre, radius, frames, gid,
+                    margin, candidates)
+    gap, bound = _distance_bound(point[0], frames, radius)
+    assert gap[1] == pytest.approx(np.sqrt(0.1325) - np.sqrt(2.0))
+    assert np.count_nonzero(gap[12:] < gap[1]) == 8
+    assert candidates[0, 0] == 1 and bound[1] == pytest.approx(0.05)
+    ok = (gap <= margin) & (np.arange(6 * n) // 6 != 1)
+    q = np.nonzero(ok)[0]
+    expected = q[np.lexsort((q, bound[q]))][:N_CANDIDATES]
+    np.testing.assert_array_equal(candidates[0, :len(expected)], expected)
 
 
 def test_faces_near_boxes_are_all_faces_whose_reach_meets_a_box():
@@ -127,7 +190,6 @@ def test_partial_renewal_searches_every_semi_spring_a_broken_spring_concerns():
 
     from conftest import CASES
     from solver.case import load_case
-    from solver.cdem.contact.detect import face_spheres
     from solver.cdem.contact.pipeline import Contact
     from solver.cdem.model import model_from_mesh
     from solver.cdem.timeloop import TimeLoop
@@ -162,7 +224,8 @@ def test_partial_renewal_searches_every_semi_spring_a_broken_spring_concerns():
         for name, glued, r in (("now", c.glued[c.own_active], radius),
                                ("before", old_glued, old_radius)):
             rows[name] = np.empty_like(c.candidates)
-            find_candidates(points, c.ss.elem, glued, centre, r, c.gid, c.p.margin, rows[name])
+            find_candidates(points, c.ss.elem, glued, centre, r, c.frames, c.gid, c.p.margin,
+                            rows[name])
         concerned = np.any(rows["now"] != rows["before"], axis=1)
         assert np.array_equal(c.candidates[concerned], rows["now"][concerned])
         changed.append(np.count_nonzero(concerned))

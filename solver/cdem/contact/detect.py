@@ -4,9 +4,19 @@ from its neighbours to find them.
 Potential targets (Feng et al. 2014, section 4.1: a fixed-length array of 8 potential
 objects per semi-spring, renewed every 100-1000 steps): the active faces whose bounding
 sphere (centre c_f, radius R_f = the largest vertex distance) comes within the search
-margin of the semi-spring point p, gap = |p - c_f| - R_f <= margin, of elements other than
-the semi-spring's own and not glued to it, the 8 with the smallest gap (ties by global face
-id, so that the choice is the same on any partition). They are found with a spatial hash
+margin of the semi-spring point p, |p - c_f| - R_f <= margin, of elements other than
+the semi-spring's own and not glued to it, the 8 nearest by the lower bound of the
+point-face distance
+
+    d_f = max(|p - c_f| - R_f, |(p - c_f) . n_f| - h_f)
+
+(ties by global face id, so that the choice is the same on any partition). n_f is the
+normal of the face's two diagonals and h_f its warp (solver.cdem.contact.geometry
+.face_frames): the bilinear face lies within h_f of the plane through c_f normal to n_f,
+so no point of it is nearer p than either term. The sphere gap alone ranks a large face
+whose sphere holds p ahead of a small face just below p, even where p is tens of metres
+from the large face's plane (the coarse valley floor under the Jiweishan mass); the plane
+term puts the large face back by its distance. They are found with a spatial hash
 of face centres on several levels of cell size (a face of reach R + margin on the level
 whose cells are just larger, so every face within reach sits in the 27 cells around p on
 its level; the paper's static cell grid, hashed so that a runout spread over kilometres
@@ -199,7 +209,7 @@ def _cell_hash(i, j, k, mask):
 
 @njit(cache=True, inline="always")
 def _insert(row, gaps, ids, q, gap, gid, count):
-    """Insert face q (gap, global id) into the sorted candidate row of length count;
+    """Insert face q (distance bound gap, global id) into the sorted candidate row of length count;
     returns the new count (at most N_CANDIDATES)."""
     n = row.shape[0]
     for i in range(count):
@@ -239,12 +249,14 @@ def _level_hash(level, i, j, k, mask):
 
 
 @njit(cache=True)
-def find_candidates(points, point_elem, glued, centre, radius, gid, margin, candidates):
+def find_candidates(points, point_elem, glued, centre, radius, frames, gid, margin,
+                    candidates):
     """Fill ``candidates`` (n, 8) with the potential target faces of every semi-spring point
     (see the module docstring); -1 pads. point_elem (n,) the contact element of each point,
     glued (n_own, 6) global ids of the elements glued to it (-1 none), centre/radius the
-    face spheres (radius < 0: inactive), gid (n_elements,) global element ids. Returns the
-    number of candidates stored.
+    face spheres (radius < 0: inactive), frames the face planes (centre, normal, warp:
+    face_frames), gid (n_elements,) global element ids. Returns the number of candidates
+    stored.
 
     The faces are hashed on a multi-level grid (LAMMPS's multi neighbour binning): a face
     of reach R + margin sits on level L = floor(log2((R + margin) / r_0)) (r_0 the smallest
@@ -333,8 +345,11 @@ def find_candidates(points, point_elem, glued, centre, radius, gid, margin, cand
                                     is_glued = True
                             if is_glued:
                                 continue
-                            count = _insert(row, gaps, ids, q, gap, 6 * target + q % 6,
-                                            count)
+                            plane = abs((p0 - frames[q, 0]) * frames[q, 3]
+                                        + (p1 - frames[q, 1]) * frames[q, 4]
+                                        + (p2 - frames[q, 2]) * frames[q, 5]) - frames[q, 6]
+                            count = _insert(row, gaps, ids, q, max(gap, plane),
+                                            6 * target + q % 6, count)
         for j in range(N_CANDIDATES):
             candidates[s, j] = row[j] if j < count else -1
         stored += count

@@ -272,9 +272,10 @@ class Contact:
             self.renew(x, du)
         elif self.pending is not None:
             self.renew_fresh(x, du)
+        else:
+            self._face_frames(x)
         self.steps_since_renewal += 1
         p = self.p
-        face_frames(x, self.gx, self.base, self.n_own, self.frames, self.centroid)
         ss, se = self.ss, self.se
         deepest = semi_spring_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active, self.frames,
@@ -343,11 +344,12 @@ class Contact:
         self.renewals += 1
         self.steps_since_renewal = 0
         self._exchange_ghosts(x, du, self.p.margin)
+        self._face_frames(x)
         centre, radius = self._face_spheres(x)
         points = self.semi_spring_positions(x)
         self.candidates = np.empty((len(self.ss), N_CANDIDATES), dtype=np.int64)
         self.checks += find_candidates(points, self.ss.elem, self.glued[self.own_active],
-                                       centre, radius, self.gid, self.p.margin,
+                                       centre, radius, self.frames, self.gid, self.p.margin,
                                        self.candidates)
         self.x_renewal = x[self._own_rows()].copy()
         self._settle()
@@ -360,6 +362,7 @@ class Contact:
         self.renewals += 1
         self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
         self.candidates = self._carried_candidates()
+        self._face_frames(x)
         centre, radius = self._face_spheres(x)
         glued = self.glued[self.own_active]
         ss = self.ss
@@ -368,7 +371,8 @@ class Contact:
         search = np.nonzero(search)[0]
         found = np.empty((len(search), N_CANDIDATES), dtype=np.int64)
         self.checks += find_candidates(self.semi_spring_positions(x, search), ss.elem[search],
-                                       glued, centre, radius, self.gid, self.p.margin, found)
+                                       glued, centre, radius, self.frames, self.gid,
+                                       self.p.margin, found)
         self.candidates[search] = found
         new = np.nonzero(np.isnan(self.x_renewal[:, 0]))[0]
         self.x_renewal[new] = x[8 * self.own_active[new // 8] + new % 8]
@@ -391,8 +395,15 @@ class Contact:
         rows = np.nonzero(near_elem[self.ss.elem])[0]
         found = np.empty((len(rows), N_CANDIDATES), dtype=np.int64)
         find_candidates(self.semi_spring_positions(x, rows), self.ss.elem[rows], glued, centre,
-                        np.where(fresh, radius, -1.0), self.gid, self.p.margin, found)
+                        np.where(fresh, radius, -1.0), self.frames, self.gid, self.p.margin,
+                        found)
         return rows[found[:, 0] >= 0]
+
+    def _face_frames(self, x: np.ndarray) -> None:
+        """Face planes (centre, normal, warp) and element centroids of the contact elements
+        (solver.cdem.contact.geometry.face_frames), for this step's geometry and, at a
+        renewal, the ranking of the potential targets."""
+        face_frames(x, self.gx, self.base, self.n_own, self.frames, self.centroid)
 
     def _face_spheres(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Face spheres (centre, radius; -1 inactive) of the contact elements."""
