@@ -32,7 +32,8 @@ def _metis(n_parts: int, n_el: int, adjacency: np.ndarray) -> np.ndarray:
     xadj = np.zeros(n_el + 1, dtype=np.int64)
     np.add.at(xadj, both[:, 0] + 1, 1)
     xadj = np.cumsum(xadj)
-    _, parts = pymetis.part_graph(n_parts, xadj=xadj, adjncy=both[:, 1].copy())
+    graph = pymetis.CSRAdjacency(adj_starts=xadj, adjacent=both[:, 1].copy())
+    _, parts = pymetis.part_graph(n_parts, adjacency=graph)
     return np.asarray(parts, dtype=np.int64)
 
 
