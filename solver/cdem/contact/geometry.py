@@ -124,6 +124,7 @@ def _edge_neighbours() -> np.ndarray:
 EDGE_NEIGHBOURS = _edge_neighbours()
 #: How far (as a sine) an edge-edge normal may lie outside the normal arc of either edge.
 EDGE_CONE_TOL = 0.05
+WARP_BOUND = 16.0      # |bilinear - plane distance| <= WARP_BOUND x warp (_nearest_face)
 
 
 @njit(cache=True)
@@ -303,13 +304,29 @@ def _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta):
 
 
 @njit(cache=True, inline="always")
-def _nearest_face(xs, bt, ct, active, p0, p1, p2):
+def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
     """The active face g of contact element ct with the largest signed distance
-    (p - q_g) . n_g to its bilinear face (the lowest g of a tie)."""
+    (p - q_g) . n_g to its bilinear face (the lowest g of a tie). Only the faces that could
+    be the nearest are projected: d_g = (p - q_g) . n_g differs from the plane distance
+    z_g by at most h_g + |p - q_g| |n_g - N_g| (z_q within the warp h_g of the plane, N_g
+    its normal), and for a point of the element, within a diameter of q_g, with the tilt
+    |n_g - N_g| at most about 4 h_g over the face's edge, that is well within WARP_BOUND h_g;
+    a face with z_g + WARP_BOUND h_g below the largest z_k - WARP_BOUND h_k (less round-off)
+    cannot be the nearest."""
+    lowest = -np.inf
+    for g in range(6):
+        if active[ct, g]:
+            q = 6 * ct + g
+            lowest = max(lowest, _plane_distance(frames, q, p0, p1, p2)
+                         - WARP_BOUND * frames[q, 6])
+    lowest -= 2e-12 * (abs(p0) + abs(p1) + abs(p2) + 1.0)
     nearest = -np.inf
     g_near = -1
     for g in range(6):
         if not active[ct, g]:
+            continue
+        q = 6 * ct + g
+        if _plane_distance(frames, q, p0, p1, p2) + WARP_BOUND * frames[q, 6] < lowest:
             continue
         _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(xs, bt, g, p0, p1, p2, 0.0, 0.0)
         dg = (p0 - r0) * m0 + (p1 - r1) * m1 + (p2 - r2) * m2
@@ -342,7 +359,7 @@ def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
     accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
         frames, active, xs, bt, ct, ft, p0, p1, p2, tol)
     if accepted and delta < 0.0:
-        g = _nearest_face(xs, bt, ct, active, p0, p1, p2)
+        g = _nearest_face(frames, xs, bt, ct, active, p0, p1, p2)
         if g != ft:
             ft = g
             accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
