@@ -533,24 +533,10 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
         own_g = 6 * c + EDGE_NEIGHBOURS[f, v0]
         v1 = (v0 + 1) % 4
         b = base[c]
-        a0 = a1 = a2 = e0 = e1 = e2 = 0.0
-        da0 = da1 = da2 = de0 = de1 = de2 = 0.0
-        for k in range(4):
-            r = b + FACES[f, k]
-            wa = w_vertex if k == v0 else w_other
-            wb = w_vertex if k == v1 else w_other
-            a0 += wa * x[r, 0]
-            a1 += wa * x[r, 1]
-            a2 += wa * x[r, 2]
-            e0 += wb * x[r, 0]
-            e1 += wb * x[r, 1]
-            e2 += wb * x[r, 2]
-            da0 += wa * du[r, 0]
-            da1 += wa * du[r, 1]
-            da2 += wa * du[r, 2]
-            de0 += wb * du[r, 0]
-            de1 += wb * du[r, 1]
-            de2 += wb * du[r, 2]
+        a0, a1, a2 = _semi_spring_point(x, b, f, v0, alpha)
+        e0, e1, e2 = _semi_spring_point(x, b, f, v1, alpha)
+        da0, da1, da2 = _semi_spring_point(du, b, f, v0, alpha)
+        de0, de1, de2 = _semi_spring_point(du, b, f, v1, alpha)
         u0, u1, u2 = e0 - a0, e1 - a1, e2 - a2
         aa = u0 * u0 + u1 * u1 + u2 * u2
         best = -1
