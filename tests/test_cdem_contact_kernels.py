@@ -262,10 +262,11 @@ def _same_as_built_afresh(c, afresh, kept):
 def test_glue_broken_around_inner_elements_updates_records_bodies_and_renewal_in_place():
     """A glued 3x3x5 block on a held slab: the glue around the lowest of its three inner
     elements, then around the highest, is taken away by hand between steps (the springs
-    stay unbreakable, so no other change comes). The inner elements join the contact elements in place: the
-    records, potential targets and renewal positions equal those of a contact built afresh
-    for the new glue state, with the history carried; the bodies are the connected
-    components of the remaining glue (scipy), each labelled by its smallest element id."""
+    stay unbreakable, so no other change comes). The inner elements join the contact
+    elements in place: the records, potential targets and renewal positions equal those of
+    a contact built afresh for the new glue state, with the history carried; the bodies are
+    the connected components of the remaining glue (scipy), each labelled by its smallest
+    element id."""
     from mpi4py import MPI
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components

@@ -46,6 +46,7 @@ import math
 import numpy as np
 from numba import njit
 
+from solver.cdem.contact.geometry import plane_distance
 from solver.cdem.contact.records import N_CANDIDATES
 from solver.mesh.topology import FACES
 
@@ -209,8 +210,8 @@ def _cell_hash(i, j, k, mask):
 
 @njit(cache=True, inline="always")
 def _insert(row, gaps, ids, q, gap, gid, count):
-    """Insert face q (distance bound gap, global id) into the sorted candidate row of length count;
-    returns the new count (at most N_CANDIDATES)."""
+    """Insert face q (distance bound gap, global id) into the sorted candidate row of length
+    count; returns the new count (at most N_CANDIDATES)."""
     n = row.shape[0]
     for i in range(count):
         if row[i] == q:
@@ -345,9 +346,7 @@ def find_candidates(points, point_elem, glued, centre, radius, frames, gid, marg
                                     is_glued = True
                             if is_glued:
                                 continue
-                            plane = abs((p0 - frames[q, 0]) * frames[q, 3]
-                                        + (p1 - frames[q, 1]) * frames[q, 4]
-                                        + (p2 - frames[q, 2]) * frames[q, 5]) - frames[q, 6]
+                            plane = abs(plane_distance(frames, q, p0, p1, p2)) - frames[q, 6]
                             count = _insert(row, gaps, ids, q, max(gap, plane),
                                             6 * target + q % 6, count)
         for j in range(N_CANDIDATES):

@@ -160,7 +160,9 @@ def face_frames(x, gx, base, n_own, frames, centroid):
 
 
 @njit(cache=True, inline="always")
-def _plane_distance(frames, q, p0, p1, p2):
+def plane_distance(frames, q, p0, p1, p2):
+    """Signed distance of p from the plane of face q in ``frames`` (face_frames), positive
+    outside."""
     return ((p0 - frames[q, 0]) * frames[q, 3] + (p1 - frames[q, 1]) * frames[q, 4]
             + (p2 - frames[q, 2]) * frames[q, 5])
 
@@ -169,7 +171,7 @@ def _plane_distance(frames, q, p0, p1, p2):
 def _beyond(frames, q, p0, p1, p2, tol):
     """Plane distance of p to face q less the tolerance and the face's warp: positive where p
     lies more than ``tol`` outside the bilinear face's side of it."""
-    return _plane_distance(frames, q, p0, p1, p2) - tol - frames[q, 6]
+    return plane_distance(frames, q, p0, p1, p2) - tol - frames[q, 6]
 
 
 @njit(cache=True, inline="always")
@@ -224,13 +226,13 @@ def _area(a0, a1, a2, b0, b1, b2, c0, c1, c2, n0, n1, n2):
 
 
 @njit(cache=True, inline="always")
-def _face_accepts(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
-    """Whether face ft of contact element ct (nodes xs[bt + a]; active (n_c, 6) its
-    contact-capable faces) may be the target of the point p (cases (a) and (b) of the
-    module docstring): (accepted, plane distance delta, a first guess of the point's face
-    coordinates xi, eta from the triangle it projects into)."""
+def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol):
+    """Whether face ft of contact element ct (nodes xs[bt + a]) may be the target of the
+    point p (cases (a) and (b) of the module docstring; which face of the element is the
+    nearest is _face_contact's test): (accepted, plane distance delta, a first guess of the
+    point's face coordinates xi, eta from the triangle it projects into)."""
     fc = 6 * ct + ft
-    delta = _plane_distance(frames, fc, p0, p1, p2)
+    delta = plane_distance(frames, fc, p0, p1, p2)
     if _beyond(frames, fc, p0, p1, p2, tol) > 0.0:
         return False, delta, 0.0, 0.0
     if delta < 0.0 and not _inside_element(frames, ct, p0, p1, p2, tol):
@@ -317,7 +319,7 @@ def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
     for g in range(6):
         if active[ct, g]:
             q = 6 * ct + g
-            lowest = max(lowest, _plane_distance(frames, q, p0, p1, p2)
+            lowest = max(lowest, plane_distance(frames, q, p0, p1, p2)
                          - WARP_BOUND * frames[q, 6])
     lowest -= 2e-12 * (abs(p0) + abs(p1) + abs(p2) + 1.0)
     nearest = -np.inf
@@ -326,7 +328,7 @@ def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
         if not active[ct, g]:
             continue
         q = 6 * ct + g
-        if _plane_distance(frames, q, p0, p1, p2) + WARP_BOUND * frames[q, 6] < lowest:
+        if plane_distance(frames, q, p0, p1, p2) + WARP_BOUND * frames[q, 6] < lowest:
             continue
         _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(xs, bt, g, p0, p1, p2, 0.0, 0.0)
         dg = (p0 - r0) * m0 + (p1 - r1) * m1 + (p2 - r2) * m2
@@ -336,9 +338,9 @@ def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
 
 
 @njit(cache=True, inline="always")
-def _one_face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
+def _one_face_contact(frames, xs, bt, ct, ft, p0, p1, p2, tol):
     """(accepted by _face_accepts, delta, xi, eta, q, n) of face ft and the point p."""
-    accepted, _, xi, eta = _face_accepts(frames, active, xs, bt, ct, ft, p0, p1, p2, tol)
+    accepted, _, xi, eta = _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol)
     if not accepted:
         return False, np.inf, xi, eta, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     xi, eta, q0, q1, q2, n0, n1, n2 = _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta)
@@ -357,13 +359,13 @@ def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
     delta = (p - q) . n, xi, eta, q, n of its closest point q on the bilinear face
     (_bilinear_projection), the face)."""
     accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
-        frames, active, xs, bt, ct, ft, p0, p1, p2, tol)
+        frames, xs, bt, ct, ft, p0, p1, p2, tol)
     if accepted and delta < 0.0:
         g = _nearest_face(frames, xs, bt, ct, active, p0, p1, p2)
         if g != ft:
             ft = g
             accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
-                frames, active, xs, bt, ct, g, p0, p1, p2, tol)
+                frames, xs, bt, ct, g, p0, p1, p2, tol)
             accepted = accepted and delta < 0.0
     return accepted and delta <= tol, delta, xi, eta, q0, q1, q2, n0, n1, n2, ft
 
@@ -443,7 +445,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
             fc = candidates[s, j]
             if fc < 0:
                 break
-            if _plane_distance(frames, fc, p0, p1, p2) + frames[fc, 6] <= delta:
+            if plane_distance(frames, fc, p0, p1, p2) + frames[fc, 6] <= delta:
                 continue
             ct = fc // 6
             xs = x if ct < n_own else gx
