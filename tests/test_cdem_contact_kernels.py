@@ -7,8 +7,9 @@ from solver.cdem.contact.detect import (boxes_within, element_boxes, face_sphere
                                         faces_near_boxes, find_candidates, local_faces,
                                         surface_boxes)
 from solver.cdem.contact.exchange import ShareBuffers, ordered_sums
-from solver.cdem.contact.geometry import (_bilinear_projection, _nearest_face, face_frames,
-                                          semi_edge_geometry, semi_spring_geometry)
+from solver.cdem.contact.geometry import (FRAME_WIDTH, _bilinear_projection, _face_accepts,
+                                          _nearest_face, face_frames, semi_edge_geometry,
+                                          semi_spring_geometry)
 from solver.cdem.contact.records import N_CANDIDATES
 from solver.mesh.topology import FACES
 
@@ -96,7 +97,7 @@ def test_a_near_small_face_ranks_ahead_of_large_faces_whose_spheres_hold_the_poi
     x = np.vstack(blocks + floor)
     n = len(x) // 8
     base, gid, active = 8 * np.arange(n), np.arange(n), np.ones((n, 6), dtype=bool)
-    frames, centroid = np.zeros((6 * n, 7)), np.zeros((n, 3))
+    frames, centroid = np.zeros((6 * n, FRAME_WIDTH)), np.zeros((n, 3))
     face_frames(x, np.zeros((0, 3)), base, n, frames, centroid)
     centre, radius = np.zeros((6 * n, 3)), np.zeros(6 * n)
     face_spheres(x, np.zeros((0, 3)), base, n, active, centre, radius)
@@ -377,7 +378,7 @@ def test_overlap_inside_an_element_is_the_distance_to_its_nearest_bilinear_face(
     error = []
     for t in np.linspace(0.0, 1.0, 41):
         x = np.vstack([target, 0.02 * cube + [0.25, 0.02 + 0.08 * t, 0.9 + 0.07 * t]])
-        frames, centroid = np.zeros((12, 7)), np.zeros((2, 3))
+        frames, centroid = np.zeros((12, FRAME_WIDTH)), np.zeros((2, 3))
         face_frames(x, no_ghosts, base, 2, frames, centroid)
         out = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
                np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
@@ -405,7 +406,7 @@ def test_nearest_face_projects_only_the_faces_that_can_be_nearest():
         x = cube + RNG.choice([0.002, 0.02, 0.15]) * RNG.uniform(-1.0, 1.0, cube.shape)
         active = np.ones((1, 6), dtype=bool)
         active[0, RNG.choice(6, RNG.integers(0, 3), replace=False)] = False
-        frames, centroid = np.zeros((6, 7)), np.zeros((1, 3))
+        frames, centroid = np.zeros((6, FRAME_WIDTH)), np.zeros((1, 3))
         face_frames(x, no_ghosts, base, 1, frames, centroid)
         warp = max(warp, frames[:, 6].max())
         for w in RNG.dirichlet(np.ones(8), 5):
@@ -417,6 +418,45 @@ def test_nearest_face_projects_only_the_faces_that_can_be_nearest():
             assert _nearest_face(frames, x, 0, 0, active, *p) == np.argmax(distance)
             checked += 1
     assert checked == 1500 and warp > 0.1
+
+
+def test_a_face_accepts_exactly_the_points_that_project_into_its_two_triangles():
+    """Points within the tolerance above faces of distorted hexahedra (vertices moved by up
+    to 0.2, 2 or 15 % of the edge), spread over and around each face (face coordinates up
+    to 1.3, many at its corners and edges): accepted exactly where the projection onto the
+    face's plane falls into the triangle A, B, C or A, C, D, as computed here, although
+    points whose projection lies outside the face's circumscribed disk are rejected before
+    the triangles are tried."""
+    cube = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
+                     [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
+    base, no_ghosts, tol = np.array([0]), np.zeros((0, 3)), 1e-3
+    corners = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    accepted_count = checked = 0
+    for _ in range(200):
+        x = cube + RNG.choice([0.002, 0.02, 0.15]) * RNG.uniform(-1.0, 1.0, cube.shape)
+        frames, centroid = np.zeros((6, FRAME_WIDTH)), np.zeros((1, 3))
+        face_frames(x, no_ghosts, base, 1, frames, centroid)
+        for f in range(6):
+            centre, normal = frames[f, :3], frames[f, 3:6]
+            a, b, c, d = x[FACES[f]]
+            for xi, eta in np.vstack([RNG.uniform(-1.3, 1.3, (8, 2)),
+                                      RNG.choice(corners, (4, 2)) * (1.0 + 1e-10)]):
+                on_face = 0.25 * ((1 - xi) * (1 - eta) * a + (1 + xi) * (1 - eta) * b
+                                  + (1 + xi) * (1 + eta) * c + (1 - xi) * (1 + eta) * d)
+                height = (on_face - centre) @ normal
+                p = on_face + (RNG.uniform(0.0, tol) - height) * normal
+                q = p - ((p - centre) @ normal) * normal
+                inside = False
+                for tri in ((a, b, c), (a, c, d)):
+                    area = np.cross(tri[1] - tri[0], tri[2] - tri[0]) @ normal
+                    w = [np.cross(tri[(k + 1) % 3] - q, tri[(k + 2) % 3] - q) @ normal / area
+                         for k in range(3)]
+                    inside |= min(w) >= -1e-9
+                accepted = _face_accepts(frames, x, 0, 0, f, *p, tol)[0]
+                assert accepted == inside, (xi, eta)
+                accepted_count += accepted
+                checked += 1
+    assert checked == 14400 and 0.3 < accepted_count / checked < 0.8
 
 
 def _edge_overlaps(heights, alpha=0.01, tol=1e-4):
@@ -441,7 +481,7 @@ def _edge_overlaps(heights, alpha=0.01, tol=1e-4):
         x = np.vstack([unit, own + [0.0, 0.0, z]])
         du = np.zeros_like(x)
         du[8:, 2] = z - heights[i - 1] if i else 0.0
-        frames, centroid = np.zeros((12, 7)), np.zeros((2, 3))
+        frames, centroid = np.zeros((12, FRAME_WIDTH)), np.zeros((2, 3))
         face_frames(x, no_ghosts, base, 2, frames, centroid)
         semi_edge_geometry(x, du, no_ghosts, no_ghosts, base, 2, gid, active, frames, centroid,
                            candidates, np.ones(24, dtype=np.int64), key // 4, key % 4, alpha,

@@ -125,15 +125,18 @@ EDGE_NEIGHBOURS = _edge_neighbours()
 #: How far (as a sine) an edge-edge normal may lie outside the normal arc of either edge.
 EDGE_CONE_TOL = 0.05
 WARP_BOUND = 16.0      # |bilinear - plane distance| <= WARP_BOUND x warp (_nearest_face)
+#: Columns of a face frame (face_frames): centre, unit normal, warp, squared radius.
+FRAME_WIDTH = 8
 
 
 @njit(cache=True)
 def face_frames(x, gx, base, n_own, frames, centroid):
-    """Centre (vertex mean), unit normal (hex8.quad_normal) and warp h of every face 6 c + f
-    of the contact elements in ``frames`` (n_c * 6, 7), and each element's vertex mean in
-    ``centroid`` (n_c, 3). The normal is that of the two diagonals, so the four vertices lie
-    at heights +h, -h, +h, -h above the plane (centre, normal) and the bilinear face at
-    h xi eta: within h of the plane (module docstring, the tolerance tests)."""
+    """Centre (vertex mean), unit normal (hex8.quad_normal), warp h and squared radius (the
+    largest squared distance centre - vertex) of every face 6 c + f of the contact elements
+    in ``frames`` (n_c * 6, FRAME_WIDTH), and each element's vertex mean in ``centroid``
+    (n_c, 3). The normal is that of the two diagonals, so the four vertices lie at heights
+    +h, -h, +h, -h above the plane (centre, normal) and the bilinear face at h xi eta:
+    within h of the plane (module docstring, the tolerance tests)."""
     for c in range(base.shape[0]):
         xs = x if c < n_own else gx
         b = base[c]
@@ -157,6 +160,11 @@ def face_frames(x, gx, base, n_own, frames, centroid):
             frames[q, 5] = n2
             frames[q, 6] = abs((xs[ra, 0] - frames[q, 0]) * n0 + (xs[ra, 1] - frames[q, 1]) * n1
                                + (xs[ra, 2] - frames[q, 2]) * n2)
+            radius2 = 0.0
+            for r in (ra, rb, rc, rd):
+                radius2 = max(radius2, (xs[r, 0] - frames[q, 0]) ** 2
+                              + (xs[r, 1] - frames[q, 1]) ** 2 + (xs[r, 2] - frames[q, 2]) ** 2)
+            frames[q, 7] = radius2
 
 
 @njit(cache=True, inline="always")
@@ -230,12 +238,17 @@ def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol):
     """Whether face ft of contact element ct (nodes xs[bt + a]) may be the target of the
     point p (cases (a) and (b) of the module docstring; which face of the element is the
     nearest is _face_contact's test): (accepted, plane distance delta, a first guess of the
-    point's face coordinates xi, eta from the triangle it projects into)."""
+    point's face coordinates xi, eta from the triangle it projects into). A point whose
+    projection lies outside the face's circumscribed disk (centre, radius) is rejected
+    before the triangles are tried: the projected face lies within it."""
     fc = 6 * ct + ft
     delta = plane_distance(frames, fc, p0, p1, p2)
     if _beyond(frames, fc, p0, p1, p2, tol) > 0.0:
         return False, delta, 0.0, 0.0
     if delta < 0.0 and not _inside_element(frames, ct, p0, p1, p2, tol):
+        return False, delta, 0.0, 0.0
+    if ((p0 - frames[fc, 0]) ** 2 + (p1 - frames[fc, 1]) ** 2 + (p2 - frames[fc, 2]) ** 2
+            - delta * delta > (1.0 + 1e-6) * frames[fc, 7]):
         return False, delta, 0.0, 0.0
     n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
     q0 = p0 - delta * n0
@@ -314,7 +327,8 @@ def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
     its normal), and for a point of the element, within a diameter of q_g, with the tilt
     |n_g - N_g| at most about 4 h_g over the face's edge, that is well within WARP_BOUND h_g;
     a face with z_g + WARP_BOUND h_g below the largest z_k - WARP_BOUND h_k (less round-off)
-    cannot be the nearest."""
+    cannot be the nearest. Where a single face is left, it is the nearest without a
+    projection (on flat faces, h = 0, the usual case)."""
     lowest = -np.inf
     for g in range(6):
         if active[ct, g]:
@@ -322,13 +336,19 @@ def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
             lowest = max(lowest, plane_distance(frames, q, p0, p1, p2)
                          - WARP_BOUND * frames[q, 6])
     lowest -= 2e-12 * (abs(p0) + abs(p1) + abs(p2) + 1.0)
-    nearest = -np.inf
+    left = 0
     g_near = -1
     for g in range(6):
-        if not active[ct, g]:
-            continue
         q = 6 * ct + g
-        if plane_distance(frames, q, p0, p1, p2) + WARP_BOUND * frames[q, 6] < lowest:
+        if active[ct, g] and (plane_distance(frames, q, p0, p1, p2)
+                              + WARP_BOUND * frames[q, 6] >= lowest):
+            left += 1 << g
+            g_near = g
+    if left == 1 << g_near:
+        return g_near
+    nearest = -np.inf
+    for g in range(6):
+        if not left & (1 << g):
             continue
         _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(xs, bt, g, p0, p1, p2, 0.0, 0.0)
         dg = (p0 - r0) * m0 + (p1 - r1) * m1 + (p2 - r2) * m2
@@ -388,12 +408,10 @@ def _semi_spring_point(xs, b, f, v, alpha):
 
 
 @njit(cache=True, inline="always")
-def _place_and_partner(x, xs, b, bt, frames, active, c, f, v, ct, ft, alpha, tol):
-    """(at a place, partner in contact) of the semi-spring at vertex v of face f of element
-    c with target face ft of element ct: whether the vertex w of face ft nearest to v lies
-    within alpha (L_v + L_w) + tol of it (L the distance face centre - vertex), and whether
-    then the semi-spring of face ft at w is in contact with face f (face f accepts its
-    point with a negative distance, the partner's own test)."""
+def _place(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol):
+    """(at a place, w) of the semi-spring at vertex v of face f of element c with target
+    face ft of element ct: w the vertex of face ft nearest to v, at a place when it lies
+    within alpha (L_v + L_w) + tol of it (L the distance face centre - vertex)."""
     rv = b + FACES[f, v]
     w = 0
     d_min = np.inf
@@ -411,12 +429,18 @@ def _place_and_partner(x, xs, b, bt, frames, active, c, f, v, ct, ft, alpha, tol
     l_w = math.sqrt((xs[rw, 0] - frames[qt, 0]) ** 2 + (xs[rw, 1] - frames[qt, 1]) ** 2
                     + (xs[rw, 2] - frames[qt, 2]) ** 2)
     reach = alpha * (l_v + l_w) + tol
-    if d_min > reach * reach:
-        return False, False
+    return d_min <= reach * reach, w
+
+
+@njit(cache=True, inline="always")
+def _partner_in_contact(x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, tol):
+    """Whether the semi-spring of face ft of element ct at its vertex w is in contact with
+    face f of element c: face f accepts its point with a negative distance (the partner's
+    own test)."""
     p0, p1, p2 = _semi_spring_point(xs, bt, ft, w, alpha)
     accepted, delta, _, _, _, _, _, _, _, _, g = _face_contact(frames, active, x, b, c, f, p0,
                                                                p1, p2, tol)
-    return True, accepted and delta < 0.0 and g == f
+    return accepted and delta < 0.0 and g == f
 
 
 @njit(cache=True)
@@ -474,10 +498,10 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
         normal[s, 1] = n1
         normal[s, 2] = n2
         target_elem[s] = ct
-        at_place, partner = _place_and_partner(x, xs, b, bt, frames, active, c, f, v, ct, ft,
-                                               alpha, tol)
+        at_place, w = _place(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol)
         if share[s] == 0.0 or at_place != placed[s]:
-            share[s] = 0.5 if partner else 1.0
+            share[s] = 0.5 if at_place and _partner_in_contact(
+                x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, tol) else 1.0
         placed[s] = at_place
         us = du if ct < n_own else gdu
         weights = (0.25 * (1.0 - xi) * (1.0 - eta), 0.25 * (1.0 + xi) * (1.0 - eta),

@@ -56,7 +56,8 @@ from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST
                                           VERTEX_FACE, BodySums, GhostElements, ShareBuffers,
                                           contact_types, count_loaded, ghost_rows, node_shares,
                                           ordered_sums, semi_spring_points, unpack_ghosts)
-from solver.cdem.contact.geometry import face_frames, semi_edge_geometry, semi_spring_geometry
+from solver.cdem.contact.geometry import (FRAME_WIDTH, face_frames, semi_edge_geometry,
+                                          semi_spring_geometry)
 from solver.cdem.contact.law import contact_law, loaded_stiffness, stable_dashpot_mass
 from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
                                          open_rows)
@@ -235,7 +236,7 @@ class Contact:
         self.base = np.concatenate([8 * own, 8 * np.arange(len(ghosts.gid))]).astype(np.int64)
         self.gx = np.ascontiguousarray(ghosts.x)
         self.gdu = np.zeros_like(self.gx)
-        self.frames = np.zeros((6 * len(self.gid), 7))
+        self.frames = np.zeros((6 * len(self.gid), FRAME_WIDTH))
         self.centroid = np.zeros((len(self.gid), 3))
         label = np.concatenate([mine[:, 1], ghosts.label]).astype(np.int64)
         owner = np.concatenate([mine[:, 2], ghosts.owner]).astype(np.int64)
