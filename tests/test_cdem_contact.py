@@ -10,10 +10,21 @@ import pyvista as pv
 from conftest import CASES, run_case
 
 
-@pytest.mark.parametrize("theta, phi", [(30.0, 20.0), (40.0, 15.0)])
-def test_sliding_block_acceleration(theta, phi, tmp_path):
+def _tilt_and_slide(theta: float) -> tuple[str, ...]:
+    """Overrides of the sliding block case: the base tilts to ``theta`` at 900 deg/s (the
+    case: 300) and the measured stage lasts 0.05 s (the case: 0.3 s). The block meets the
+    base through 1e11 N/m (period 0.7 ms, damped by e_n = 0.2): the acceleration, fitted over
+    the stage's last 25 ms, agrees with theory to 1e-7 as over the case's 150 ms (2e-6)."""
+    return ("stages[1].tilt_rate=900.0", f"stages[1].duration={theta / 900.0}",
+            "stages[2].duration=0.05")
+
+
+def test_sliding_block_acceleration(tmp_path):
+    """Sliding (tan(theta) > tan(phi)): a = g (sin(theta) - cos(theta) tan(phi)); the
+    sticking side of the same law is test_block_with_friction_above_slope_stays_put."""
+    theta, phi = 30.0, 20.0
     r = run_case(CASES / "sliding_block.toml", tmp_path, f"contact.friction_deg={phi}",
-                 f"stages[1].duration={theta / 300.0}")["results"]
+                 *_tilt_and_slide(theta))["results"]
     g = 9.81
     tilt = math.radians(r["tilt_deg"])          # theta, overshot by at most one step
     theory = g * (math.sin(tilt) - math.cos(tilt) * math.tan(math.radians(phi)))
@@ -21,11 +32,12 @@ def test_sliding_block_acceleration(theta, phi, tmp_path):
     assert math.isclose(r["acceleration_theory"], theory, rel_tol=1e-9)
     assert r["rel_error"] < 0.005
     assert r["contact"]["sliding"] > 0
-    assert r["energy_error"] < 0.01        # friction and dashpot work booked (measured 0.2 %)
+    assert r["energy_error"] < 0.01        # friction and dashpot work booked (measured 3e-5)
 
 
 def test_block_with_friction_above_slope_stays_put(tmp_path):
-    r = run_case(CASES / "sliding_block.toml", tmp_path, "contact.friction_deg=35.0")["results"]
+    r = run_case(CASES / "sliding_block.toml", tmp_path, "contact.friction_deg=35.0",
+                 *_tilt_and_slide(30.0))["results"]
     assert r["acceleration_theory"] == 0.0
     assert r["displacement_ratio"] < 1e-6
     assert r["contact"]["sliding"] == 0 and r["contact"]["sticking"] > 0
