@@ -10,10 +10,21 @@ import pyvista as pv
 from conftest import CASES, run_case
 
 
-@pytest.mark.parametrize("theta, phi", [(30.0, 20.0), (40.0, 15.0)])
-def test_sliding_block_acceleration(theta, phi, tmp_path):
+def _tilt_and_slide(theta: float) -> tuple[str, ...]:
+    """Overrides of the sliding block case: the base tilts to ``theta`` at 900 deg/s (the
+    case: 300) and the measured stage lasts 0.05 s (the case: 0.3 s). The block meets the
+    base through 1e11 N/m (period 0.7 ms, damped by e_n = 0.2): the acceleration, fitted over
+    the stage's last 25 ms, agrees with theory to 1e-7 as over the case's 150 ms (2e-6)."""
+    return ("stages[1].tilt_rate=900.0", f"stages[1].duration={theta / 900.0}",
+            "stages[2].duration=0.05")
+
+
+def test_sliding_block_acceleration(tmp_path):
+    """Sliding (tan(theta) > tan(phi)): a = g (sin(theta) - cos(theta) tan(phi)); the
+    sticking side of the same law is test_block_with_friction_above_slope_stays_put."""
+    theta, phi = 30.0, 20.0
     r = run_case(CASES / "sliding_block.toml", tmp_path, f"contact.friction_deg={phi}",
-                 f"stages[1].duration={theta / 300.0}")["results"]
+                 *_tilt_and_slide(theta))["results"]
     g = 9.81
     tilt = math.radians(r["tilt_deg"])          # theta, overshot by at most one step
     theory = g * (math.sin(tilt) - math.cos(tilt) * math.tan(math.radians(phi)))
@@ -21,22 +32,26 @@ def test_sliding_block_acceleration(theta, phi, tmp_path):
     assert math.isclose(r["acceleration_theory"], theory, rel_tol=1e-9)
     assert r["rel_error"] < 0.005
     assert r["contact"]["sliding"] > 0
-    assert r["energy_error"] < 0.01        # friction and dashpot work booked (measured 0.2 %)
+    assert r["energy_error"] < 0.01        # friction and dashpot work booked (measured 3e-5)
 
 
 def test_block_with_friction_above_slope_stays_put(tmp_path):
-    r = run_case(CASES / "sliding_block.toml", tmp_path, "contact.friction_deg=35.0")["results"]
+    r = run_case(CASES / "sliding_block.toml", tmp_path, "contact.friction_deg=35.0",
+                 *_tilt_and_slide(30.0))["results"]
     assert r["acceleration_theory"] == 0.0
     assert r["displacement_ratio"] < 1e-6
     assert r["contact"]["sliding"] == 0 and r["contact"]["sticking"] > 0
 
 
 def test_dropped_block_weight_is_carried_by_the_contact(tmp_path):
-    r = run_case(CASES / "dropped_block.toml", tmp_path)["results"]
+    """Dropped from 1 cm (the case: 10 cm) and settled after 0.1 s (the case: 0.3 s): it
+    lands at 0.44 m/s, bounces and lands again before the relaxation brings it to rest."""
+    r = run_case(CASES / "dropped_block.toml", tmp_path,
+                 "mesh.boxes[1].origin=[-0.5, -0.5, 0.01]", "stages[0].duration=0.1")["results"]
     assert r["stages"][1]["end"] == "converged"
     assert r["rel_error"] < 0.01
     assert r["contact"]["max_penetration_ratio"] < 0.01
-    assert r["energy_error"] < 0.01        # bounces: dashpot work booked (measured 0.1 %)
+    assert r["energy_error"] < 0.01        # bounces: dashpot work booked (measured 0.01 %)
     reader = pv.get_reader(str(tmp_path / "dropped_block_contacts.pvd"))
     reader.set_active_time_value(reader.time_values[-1])
     points = reader.read()[0]
@@ -58,8 +73,13 @@ def test_fast_block_contact_is_not_missed(tmp_path):
 
 def test_falling_block_sees_every_contact_type_without_interpenetration(tmp_path):
     """Energy: impacts on edges and corners, rocking and sliding; gravity work = kinetic +
-    stored + damping + friction + dashpot work within 1 % (measured 0.4 %)."""
-    r = run_case(CASES / "falling_block.toml", tmp_path, "output.vtk=false")["results"]
+    stored + damping + friction + dashpot work within 1 % (measured 0.3 %). The cube lands
+    at 0.1 s, tips over the table's edge onto its face at 1.1 s and rocks there: after 1.8 s
+    of fall (the case: 3.2 s, at rest from 2.4 s), with a few J of its 900 J peak kinetic
+    energy left, the relaxation brings it to rest on its face where the whole case does
+    (largest displacement 0.8015 m in both)."""
+    r = run_case(CASES / "falling_block.toml", tmp_path, "output.vtk=false",
+                 "stages[0].duration=1.8")["results"]
     assert {"edge-edge", "edge-face", "face-face"} <= set(r["contact_types_seen"])
     assert r["max_penetration_ratio"] < 0.01
     assert r["energy_error"] < 0.01
@@ -73,28 +93,27 @@ def _final_blocks(out, name):
     return frame.points.reshape(-1, 8, 3)[order]
 
 
-def test_contact_run_is_the_same_to_the_last_bit_on_1_2_and_4_ranks(tmp_path):
+def test_contact_run_is_the_same_to_the_last_bit_on_1_and_4_ranks(tmp_path):
     """The fractured column topples: its blocks part, slide and tumble over the slab, across
     the partitions, in contact with blocks of other ranks through ghost faces. Contacts that
     open and close amplify any round-off difference; with node forces summed in the global
     contact order the final positions and every physical result agree exactly; only the
-    energy tallies, sums over ranks, may differ in the last digits."""
+    energy tallies, sums over ranks, may differ in the last digits. Two ranks: the MPI tests
+    (test_cdem_mpi.py, the fragmented heap and the breaking block, on 2 ranks against one)."""
     args = ("stages[0].duration=0.3", "output.every=10.0")
     runs = [run_case(CASES / "fractured_column.toml", tmp_path / f"r{n}", *args, ranks=n)
-            for n in (1, 2, 4)]
-    blocks = [_final_blocks(tmp_path / f"r{n}", "fractured_column") for n in (1, 2, 4)]
-    serial = runs[0]["results"]
+            for n in (1, 4)]
+    blocks = [_final_blocks(tmp_path / f"r{n}", "fractured_column") for n in (1, 4)]
+    serial, spread = runs[0]["results"], runs[1]["results"]
     assert serial["max_displacement"] > 0.1                  # the blocks moved
     assert {"face-face", "vertex-face"} <= set(serial["contact_types_seen"])
-    for n, run, x in zip((2, 4), runs[1:], blocks[1:]):
-        assert np.array_equal(x, blocks[0]), f"{n} ranks: {np.abs(x - blocks[0]).max()} m"
-        r = run["results"]
-        for key in ("max_displacement", "max_penetration_ratio", "contact"):
-            assert r[key] == serial[key], (n, key)
-        assert [(s["steps"], s["end"]) for s in r["stages"]] == \
-            [(s["steps"], s["end"]) for s in serial["stages"]]
-        assert r["energy"]["gravity_work"] == pytest.approx(serial["energy"]["gravity_work"],
-                                                             rel=1e-12)
+    assert np.array_equal(blocks[1], blocks[0]), np.abs(blocks[1] - blocks[0]).max()
+    for key in ("max_displacement", "max_penetration_ratio", "contact"):
+        assert spread[key] == serial[key], key
+    assert [(s["steps"], s["end"]) for s in spread["stages"]] == \
+        [(s["steps"], s["end"]) for s in serial["stages"]]
+    assert spread["energy"]["gravity_work"] == pytest.approx(serial["energy"]["gravity_work"],
+                                                              rel=1e-12)
 
 
 @pytest.mark.slow
