@@ -432,7 +432,7 @@ def test_a_face_accepts_exactly_the_points_that_project_into_its_two_triangles()
     base, no_ghosts, tol = np.array([0]), np.zeros((0, 3)), 1e-3
     corners = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
     accepted_count = checked = 0
-    for _ in range(200):
+    for _ in range(50):
         x = cube + RNG.choice([0.002, 0.02, 0.15]) * RNG.uniform(-1.0, 1.0, cube.shape)
         frames, centroid = np.zeros((6, FRAME_WIDTH)), np.zeros((1, 3))
         face_frames(x, no_ghosts, base, 1, frames, centroid)
@@ -456,7 +456,7 @@ def test_a_face_accepts_exactly_the_points_that_project_into_its_two_triangles()
                 assert accepted == inside, (xi, eta)
                 accepted_count += accepted
                 checked += 1
-    assert checked == 14400 and 0.3 < accepted_count / checked < 0.8
+    assert checked == 3600 and 0.3 < accepted_count / checked < 0.8
 
 
 def _edge_overlaps(heights, alpha=0.01, tol=1e-4):
