@@ -22,7 +22,7 @@ from scipy.spatial import cKDTree
 from solver.cdem.bench_scale import heap_config, heap_mesh
 from solver.cdem.contact.detect import face_spheres, find_candidates
 from solver.cdem.contact.exchange import semi_spring_points
-from solver.cdem.contact.geometry import face_frames
+from solver.cdem.contact.geometry import FRAME_WIDTH, face_frames
 from solver.cdem.contact.records import N_CANDIDATES
 from solver.cdem.model import model_from_mesh
 
@@ -60,7 +60,7 @@ def main(n_elements: int) -> None:
     semi_spring_points(x, c.base, c.ss.elem, c.ss.face, c.ss.vertex, c.p.alpha, points)
     glued = c.glued[c.own_active]
     grid = np.empty((len(points), N_CANDIDATES), dtype=np.int64)
-    frames, centroid = np.zeros((6 * len(c.gid), 7)), np.zeros((len(c.gid), 3))
+    frames, centroid = np.zeros((6 * len(c.gid), FRAME_WIDTH)), np.zeros((len(c.gid), 3))
     face_frames(x, c.gx, c.base, c.n_own, frames, centroid)
     find_candidates(points, c.ss.elem, glued, centre, radius, frames, c.gid, c.p.margin, grid)
     start = time.process_time()
