@@ -116,18 +116,37 @@ def test_a_near_small_face_ranks_ahead_of_large_faces_whose_spheres_hold_the_poi
     np.testing.assert_array_equal(candidates[0, :len(expected)], expected)
 
 
+def _faces_reaching(centre, radius, boxes, margin):
+    gap = np.maximum(0, np.maximum(boxes[None, :, :3] - centre[:, None],
+                                   centre[:, None] - boxes[None, :, 3:]))
+    reach = (np.linalg.norm(gap, axis=2) <= (radius + margin)[:, None]).any(axis=1)
+    return np.unique(np.nonzero(reach & (radius >= 0))[0] // 6)
+
+
 def test_faces_near_boxes_are_all_faces_whose_reach_meets_a_box():
     margin = 0.2
     centre, radius = _spheres(40)
     lo = RNG.random((15, 3)) * 4.0
     boxes = np.hstack([lo, lo + RNG.random((15, 3)) * 0.6])
     chosen = faces_near_boxes(centre, radius, len(radius), boxes, margin)
-    gap = np.maximum(0, np.maximum(boxes[None, :, :3] - centre[:, None],
-                                   centre[:, None] - boxes[None, :, 3:]))
-    reach = (np.linalg.norm(gap, axis=2) <= (radius + margin)[:, None]).any(axis=1)
-    expected = np.unique(np.nonzero(reach & (radius >= 0))[0] // 6)
-    np.testing.assert_array_equal(chosen, expected)
+    np.testing.assert_array_equal(chosen, _faces_reaching(centre, radius, boxes, margin))
     assert 0 < len(chosen) < 40
+
+
+def test_faces_near_boxes_over_faces_and_boxes_of_sizes_a_thousand_fold_apart():
+    """Small faces beside large ones (several grid levels) and boxes from a hundredth of the
+    smallest reach to twice the largest (boxes that cover more cells of a level than it has
+    faces test them one by one), about a coordinate origin far from zero."""
+    margin = 0.05
+    centre, radius = _spheres(400)
+    centre = centre * 100.0 + 3.0e5
+    radius = np.where(radius < 0, radius, radius * 10.0 ** RNG.uniform(-1, 2, len(radius)))
+    lo = RNG.random((300, 3)) * 400.0 + 3.0e5
+    boxes = np.hstack([lo, lo + RNG.random((300, 3)) * 10.0 ** RNG.uniform(-3, 2, (300, 1))])
+    chosen = faces_near_boxes(centre, radius, len(radius), boxes, margin)
+    expected = _faces_reaching(centre, radius, boxes, margin)
+    np.testing.assert_array_equal(chosen, expected)
+    assert 0.1 < len(chosen) / 400 < 0.9
     near = boxes_within(lo[:5], lo[:5] + 0.1, boxes[5:], 0.3)
     distance = np.linalg.norm(np.maximum(0, np.maximum(boxes[None, 5:, :3] - lo[:5, None] - 0.1,
                                                        lo[:5, None] - boxes[None, 5:, 3:])),

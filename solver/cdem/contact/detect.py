@@ -147,59 +147,105 @@ def boxes_within(lo, hi, boxes, reach):
     return np.nonzero(out)[0]
 
 
+@njit(cache=True, inline="always")
+def _mark_if_reaches(q, centre, radius, margin, boxes, j, out):
+    """Mark face q's element in ``out`` when the face's sphere, inflated by the margin,
+    reaches box j."""
+    if out[q // 6]:
+        return
+    g0 = max(boxes[j, 0] - centre[q, 0], centre[q, 0] - boxes[j, 3], 0.0)
+    g1 = max(boxes[j, 1] - centre[q, 1], centre[q, 1] - boxes[j, 4], 0.0)
+    g2 = max(boxes[j, 2] - centre[q, 2], centre[q, 2] - boxes[j, 5], 0.0)
+    reach = radius[q] + margin
+    if g0 * g0 + g1 * g1 + g2 * g2 <= reach * reach:
+        out[q // 6] = True
+
+
 @njit(cache=True)
 def faces_near_boxes(centre, radius, n_faces, boxes, margin):
     """Own elements (face index // 6) with an active face whose sphere, inflated by the
-    margin, reaches one of ``boxes`` (m, 6: lo, hi), in increasing order. The boxes are
-    binned on a grid of cells of edge Rmax + margin (a spatial hash of every cell a box
-    overlaps), so each face looks at the boxes of the 27 cells around its centre."""
+    margin, reaches one of ``boxes`` (m, 6: lo, hi), in increasing order. The faces are
+    hashed on the multi-level grid of ``find_candidates`` (a face of reach R + margin on
+    the level whose cell edge h_L is at least its reach), and each box looks, on every
+    occupied level, at the cells its inflation by h_L covers: a face centre within reach
+    of the box lies in one of them; a box that covers more cells on a level than the level
+    has faces tests those faces one by one instead. Cells of the largest reach instead
+    would put thousands of the sliding mass's small element boxes beside every face where
+    the coarse valley floor meets it."""
     out = np.zeros(n_faces // 6, dtype=np.bool_)
     m = boxes.shape[0]
-    if m == 0:
-        return np.nonzero(out)[0]
-    h = margin
+    smallest = np.inf
+    lo0 = lo1 = lo2 = np.inf
+    n_active = 0
     for q in range(n_faces):
-        h = max(h, radius[q] + margin)
+        if radius[q] >= 0.0:
+            n_active += 1
+            smallest = min(smallest, radius[q] + margin)
+            lo0 = min(lo0, centre[q, 0])
+            lo1 = min(lo1, centre[q, 1])
+            lo2 = min(lo2, centre[q, 2])
+    if m == 0 or n_active == 0:
+        return np.nonzero(out)[0]
+    edge = np.zeros(64)
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            level = _grid_level(radius[q] + margin, smallest)
+            edge[level] = max(edge[level], radius[q] + margin)
     size = 1
-    while size < 8 * m:
+    while size < 2 * n_active:
         size *= 2
     mask = size - 1
-    count = np.zeros(size + 1, dtype=np.int64)
-    for sweep in range(2):
-        if sweep == 1:
-            for b in range(size):
-                count[b + 1] += count[b]
-            fill = count[:-1].copy()
-            members = np.empty(count[size], dtype=np.int64)
-        for j in range(m):
-            for i in range(int(math.floor(boxes[j, 0] / h)), int(math.floor(boxes[j, 3] / h)) + 1):
-                for k in range(int(math.floor(boxes[j, 1] / h)),
-                               int(math.floor(boxes[j, 4] / h)) + 1):
-                    for n in range(int(math.floor(boxes[j, 2] / h)),
-                                   int(math.floor(boxes[j, 5] / h)) + 1):
-                        b = _cell_hash(i, k, n, mask)
-                        if sweep == 0:
-                            count[b + 1] += 1
-                        else:
-                            members[fill[b]] = j
-                            fill[b] += 1
+    bucket = np.empty(n_faces, dtype=np.int64)
+    start = np.zeros(size + 1, dtype=np.int64)
     for q in range(n_faces):
-        if radius[q] < 0.0 or out[q // 6]:
-            continue
-        reach = radius[q] + margin
-        c0, c1, c2 = centre[q, 0], centre[q, 1], centre[q, 2]
-        i0, i1, i2 = int(math.floor(c0 / h)), int(math.floor(c1 / h)), int(math.floor(c2 / h))
-        for d0 in range(-1, 2):
-            for d1 in range(-1, 2):
-                for d2 in range(-1, 2):
-                    b = _cell_hash(i0 + d0, i1 + d1, i2 + d2, mask)
-                    for at in range(count[b], count[b + 1]):
-                        j = members[at]
-                        g0 = max(boxes[j, 0] - c0, c0 - boxes[j, 3], 0.0)
-                        g1 = max(boxes[j, 1] - c1, c1 - boxes[j, 4], 0.0)
-                        g2 = max(boxes[j, 2] - c2, c2 - boxes[j, 5], 0.0)
-                        if g0 * g0 + g1 * g1 + g2 * g2 <= reach * reach:
-                            out[q // 6] = True
+        if radius[q] >= 0.0:
+            level = _grid_level(radius[q] + margin, smallest)
+            h = edge[level]
+            b = _level_hash(level, int(math.floor((centre[q, 0] - lo0) / h)),
+                            int(math.floor((centre[q, 1] - lo1) / h)),
+                            int(math.floor((centre[q, 2] - lo2) / h)), mask)
+            bucket[q] = b
+            start[b + 1] += 1
+    for b in range(size):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    members = np.empty(n_active, dtype=np.int64)
+    on_level = np.zeros(65, dtype=np.int64)
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            members[fill[bucket[q]]] = q
+            fill[bucket[q]] += 1
+            on_level[_grid_level(radius[q] + margin, smallest) + 1] += 1
+    for level in range(64):
+        on_level[level + 1] += on_level[level]
+    by_level = np.empty(n_active, dtype=np.int64)
+    level_fill = on_level[:-1].copy()
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            level = _grid_level(radius[q] + margin, smallest)
+            by_level[level_fill[level]] = q
+            level_fill[level] += 1
+    slack = 1.0 + 1e-6
+    for j in range(m):
+        for level in np.nonzero(edge)[0]:
+            h = edge[level]
+            first0 = int(math.floor((boxes[j, 0] - lo0) / h - slack))
+            first1 = int(math.floor((boxes[j, 1] - lo1) / h - slack))
+            first2 = int(math.floor((boxes[j, 2] - lo2) / h - slack))
+            last0 = int(math.floor((boxes[j, 3] - lo0) / h + slack))
+            last1 = int(math.floor((boxes[j, 4] - lo1) / h + slack))
+            last2 = int(math.floor((boxes[j, 5] - lo2) / h + slack))
+            cells = (last0 - first0 + 1.0) * (last1 - first1 + 1.0) * (last2 - first2 + 1.0)
+            if cells > on_level[level + 1] - on_level[level]:
+                for at in range(on_level[level], on_level[level + 1]):
+                    _mark_if_reaches(by_level[at], centre, radius, margin, boxes, j, out)
+                continue
+            for c0 in range(first0, last0 + 1):
+                for c1 in range(first1, last1 + 1):
+                    for c2 in range(first2, last2 + 1):
+                        b = _level_hash(level, c0, c1, c2, mask)
+                        for at in range(start[b], start[b + 1]):
+                            _mark_if_reaches(members[at], centre, radius, margin, boxes, j, out)
     return np.nonzero(out)[0]
 
 
