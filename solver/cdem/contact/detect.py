@@ -174,57 +174,16 @@ def faces_near_boxes(centre, radius, n_faces, boxes, margin):
     the coarse valley floor meets it."""
     out = np.zeros(n_faces // 6, dtype=np.bool_)
     m = boxes.shape[0]
-    smallest = np.inf
-    lo0 = lo1 = lo2 = np.inf
-    n_active = 0
-    for q in range(n_faces):
-        if radius[q] >= 0.0:
-            n_active += 1
-            smallest = min(smallest, radius[q] + margin)
-            lo0 = min(lo0, centre[q, 0])
-            lo1 = min(lo1, centre[q, 1])
-            lo2 = min(lo2, centre[q, 2])
-    if m == 0 or n_active == 0:
+    origin, edge, smallest, mask, start, members = _level_grid(centre, radius, margin)
+    if m == 0 or len(members) == 0:
         return np.nonzero(out)[0]
-    edge = np.zeros(64)
-    for q in range(n_faces):
-        if radius[q] >= 0.0:
-            level = _grid_level(radius[q] + margin, smallest)
-            edge[level] = max(edge[level], radius[q] + margin)
-    size = 1
-    while size < 2 * n_active:
-        size *= 2
-    mask = size - 1
-    bucket = np.empty(n_faces, dtype=np.int64)
-    start = np.zeros(size + 1, dtype=np.int64)
-    for q in range(n_faces):
-        if radius[q] >= 0.0:
-            level = _grid_level(radius[q] + margin, smallest)
-            h = edge[level]
-            b = _level_hash(level, int(math.floor((centre[q, 0] - lo0) / h)),
-                            int(math.floor((centre[q, 1] - lo1) / h)),
-                            int(math.floor((centre[q, 2] - lo2) / h)), mask)
-            bucket[q] = b
-            start[b + 1] += 1
-    for b in range(size):
-        start[b + 1] += start[b]
-    fill = start[:-1].copy()
-    members = np.empty(n_active, dtype=np.int64)
-    on_level = np.zeros(65, dtype=np.int64)
-    for q in range(n_faces):
-        if radius[q] >= 0.0:
-            members[fill[bucket[q]]] = q
-            fill[bucket[q]] += 1
-            on_level[_grid_level(radius[q] + margin, smallest) + 1] += 1
-    for level in range(64):
-        on_level[level + 1] += on_level[level]
-    by_level = np.empty(n_active, dtype=np.int64)
-    level_fill = on_level[:-1].copy()
-    for q in range(n_faces):
-        if radius[q] >= 0.0:
-            level = _grid_level(radius[q] + margin, smallest)
-            by_level[level_fill[level]] = q
-            level_fill[level] += 1
+    lo0, lo1, lo2 = origin[0], origin[1], origin[2]
+    level_of = np.empty(len(members), dtype=np.int64)
+    for i in range(len(members)):
+        level_of[i] = _grid_level(radius[members[i]] + margin, smallest)
+    order = np.argsort(level_of, kind="mergesort")
+    by_level = members[order]
+    on_level = np.searchsorted(level_of[order], np.arange(65))
     slack = 1.0 + 1e-6
     for j in range(m):
         for level in np.nonzero(edge)[0]:
@@ -296,6 +255,54 @@ def _level_hash(level, i, j, k, mask):
 
 
 @njit(cache=True)
+def _level_grid(centre, radius, margin):
+    """The active faces (radius >= 0) hashed on the multi-level grid of ``find_candidates``:
+    (origin (3,) the lowest face centre coordinates, edge (64,) the cell edge h_L of each
+    level (0: empty), the smallest reach r_0, the hash mask, start (size + 1,) and members
+    (n_active,) the faces of each hash bucket b in members[start[b]:start[b + 1]], in face
+    order)."""
+    n_faces = radius.shape[0]
+    smallest = np.inf
+    origin = np.full(3, np.inf)
+    n_active = 0
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            n_active += 1
+            smallest = min(smallest, radius[q] + margin)
+            for k in range(3):
+                origin[k] = min(origin[k], centre[q, k])
+    edge = np.zeros(64)
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            level = _grid_level(radius[q] + margin, smallest)
+            edge[level] = max(edge[level], radius[q] + margin)
+    size = 1
+    while size < 2 * n_active:
+        size *= 2
+    mask = size - 1
+    bucket = np.empty(n_faces, dtype=np.int64)
+    start = np.zeros(size + 1, dtype=np.int64)
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            level = _grid_level(radius[q] + margin, smallest)
+            h = edge[level]
+            b = _level_hash(level, int(math.floor((centre[q, 0] - origin[0]) / h)),
+                            int(math.floor((centre[q, 1] - origin[1]) / h)),
+                            int(math.floor((centre[q, 2] - origin[2]) / h)), mask)
+            bucket[q] = b
+            start[b + 1] += 1
+    for b in range(size):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    members = np.empty(n_active, dtype=np.int64)
+    for q in range(n_faces):
+        if radius[q] >= 0.0:
+            members[fill[bucket[q]]] = q
+            fill[bucket[q]] += 1
+    return origin, edge, smallest, mask, start, members
+
+
+@njit(cache=True)
 def find_candidates(points, point_elem, glued, centre, radius, frames, gid, margin,
                     candidates):
     """Fill ``candidates`` (n, 8) with the potential target faces of every semi-spring point
@@ -312,48 +319,11 @@ def find_candidates(points, point_elem, glued, centre, radius, frames, gid, marg
     level. A point looks at those 27 cells on every occupied level. Cells sized by the
     largest face instead would put thousands of small faces next to each point where coarse
     and fine parts of a mesh meet (the valley floor and the sliding mass of Jiweishan)."""
-    n_faces = radius.shape[0]
-    smallest = np.inf
-    lo0 = lo1 = lo2 = np.inf
-    n_active = 0
-    for q in range(n_faces):
-        if radius[q] >= 0.0:
-            n_active += 1
-            smallest = min(smallest, radius[q] + margin)
-            lo0 = min(lo0, centre[q, 0])
-            lo1 = min(lo1, centre[q, 1])
-            lo2 = min(lo2, centre[q, 2])
-    if n_active == 0:
+    origin, edge, smallest, mask, start, members = _level_grid(centre, radius, margin)
+    if len(members) == 0:
         candidates[:] = -1
         return 0
-    edge = np.zeros(64)
-    for q in range(n_faces):
-        if radius[q] >= 0.0:
-            level = _grid_level(radius[q] + margin, smallest)
-            edge[level] = max(edge[level], radius[q] + margin)
-    size = 1
-    while size < 2 * n_active:
-        size *= 2
-    mask = size - 1
-    bucket = np.empty(n_faces, dtype=np.int64)
-    start = np.zeros(size + 1, dtype=np.int64)
-    for q in range(n_faces):
-        if radius[q] >= 0.0:
-            level = _grid_level(radius[q] + margin, smallest)
-            h = edge[level]
-            b = _level_hash(level, int(math.floor((centre[q, 0] - lo0) / h)),
-                            int(math.floor((centre[q, 1] - lo1) / h)),
-                            int(math.floor((centre[q, 2] - lo2) / h)), mask)
-            bucket[q] = b
-            start[b + 1] += 1
-    for b in range(size):
-        start[b + 1] += start[b]
-    fill = start[:-1].copy()
-    members = np.empty(n_active, dtype=np.int64)
-    for q in range(n_faces):
-        if radius[q] >= 0.0:
-            members[fill[bucket[q]]] = q
-            fill[bucket[q]] += 1
+    lo0, lo1, lo2 = origin[0], origin[1], origin[2]
     levels = np.nonzero(edge)[0]
     gaps = np.empty(N_CANDIDATES)
     ids = np.empty(N_CANDIDATES, dtype=np.int64)
