@@ -2,6 +2,7 @@
 
     mpiexec -n 2 python scripts/jiweishan_study.py friction [--angles 8 10 12 ...]
     mpiexec -n 2 python scripts/jiweishan_study.py cffa [--dacn 14 17 20 23 26] [--dacw 0 3 6 9 12]
+    mpiexec -n 2 python scripts/jiweishan_study.py resolution [--levels 1 2 3]
 
 ``friction``: the real model (cases/jiweishan.toml) run to its deposit for each friction
 angle (every interface and the contact take the same angle, the paper's "inner friction
@@ -18,7 +19,13 @@ equilibrium value of the sliding mass on the bed and the wall (:func:`wedge_crit
 no key body). Slopes of CFFA against DACN (at the fixed DACW) and against DACW (at the fixed
 DACN) are least-squares fits.
 
-Every run works on one rank (``MPI.COMM_SELF``, :func:`solver.ensemble.run_alone`) in its
+``resolution``: the real model at resolution levels k = 1, 2, 3, ...: the coarse preset's
+mass with every edge cut k times as often (8k x 3k x k cells along, across and through it)
+and the valley floor's cells 150/k m: how far the results (sliding distance, runout,
+fragmentation, peak speed, energy error) move as the mesh is refined. The levels run one after
+the other, each on all ranks (the finest costs about k^4 times the coarsest).
+
+Every friction and CFFA run works on one rank (``MPI.COMM_SELF``, :func:`solver.ensemble.run_alone`) in its
 own folder, with its summary (``summary.json``: the case's results), ParaView series, history
 and deposit map. The friction study is a sweep of the case in the syntax of every module (the
 friction fields as ``sweep.keys``, one row of ``sweep.runs`` per angle; its runs in
@@ -45,6 +52,8 @@ from solver.ensemble import run_alone, run_cases, run_ensemble
 from solver.errors import InputError
 from solver.io.progress import Progress
 from solver.io.table import plot_title, png_figure, write_rows
+from solver.mesh import HexMesh, write_mesh
+from solver.parallel import root_only
 from solver.sweep import points
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,6 +64,10 @@ PAPER_SLOPES = {"dacn": 0.90, "dacw": -0.19}
 FRICTION_COLUMNS = ["friction_deg", "sliding_distance_m", "runout_m", "broken_fraction",
                     "sliding_faces_broken_fraction", "deposit_thickness_max_m",
                     "peak_speed_mps", "failed", "stopped", "runout_time_s", "wall_s"]
+RESOLUTION_COLUMNS = ["level", "elements", "sliding_elements", "dt_s", "steps",
+                      "sliding_distance_m", "runout_m", "broken_fraction",
+                      "deposit_thickness_max_m", "peak_speed_mps", "energy_error",
+                      "runout_time_s", "wall_s"]
 CFFA_COLUMNS = ["dacn_deg", "dacw_deg", "dip_deg", "dip_direction_deg", "cffa_deg",
                 "holds_deg", "fails_deg", "wedge_theory_deg", "runs"]
 UNITS = {"friction_deg": "deg", "sliding_distance_m": "m", "runout_m": "m",
@@ -62,7 +75,9 @@ UNITS = {"friction_deg": "deg", "sliding_distance_m": "m", "runout_m": "m",
          "deposit_thickness_max_m": "m", "peak_speed_mps": "m/s", "failed": "-",
          "stopped": "-", "runout_time_s": "s", "wall_s": "s", "dacn_deg": "deg",
          "dacw_deg": "deg", "dip_deg": "deg", "dip_direction_deg": "deg", "cffa_deg": "deg",
-         "holds_deg": "deg", "fails_deg": "deg", "wedge_theory_deg": "deg", "runs": "-"}
+         "holds_deg": "deg", "fails_deg": "deg", "wedge_theory_deg": "deg", "runs": "-",
+         "level": "-", "elements": "-", "sliding_elements": "-", "dt_s": "s", "steps": "-",
+         "energy_error": "-"}
 
 
 def friction_keys(case_path: Path) -> list[str]:
@@ -177,6 +192,78 @@ def write_friction(out: Path, name: str, rows: list[dict]) -> None:
         ax.set_title(plot_title(name, ["friction_deg"]), fontsize=9)
 
 
+# -- resolution -------------------------------------------------------------------------------
+
+def level_overrides(level: int) -> list[str]:
+    """Builder fields of resolution level k: the coarse preset's cell counts of the mass times
+    k, its valley-floor cell divided by k."""
+    coarse = make_jiweishan.PRESETS["coarse"]
+    return [f"resolution.n_along={coarse.n_along * level}",
+            f"resolution.n_across={coarse.n_across * level}",
+            f"resolution.n_thick={coarse.n_thick * level}",
+            f"resolution.floor_cell_m={coarse.floor_cell_m / level}"]
+
+
+def resolution_study(comm, case_path: Path, levels: list[int], out: Path,
+                     extra: list[str]) -> list[dict] | None:
+    """Mesh and run the case at every level, each run on all ranks of ``comm`` in
+    ``out/level_K``; the rows on rank 0 (None elsewhere). Collective."""
+    from solver import cli
+
+    rows = []
+    for level in levels:
+        folder = (out / f"level_{level}").resolve()
+        mesh = folder / "jiweishan.msh"
+
+        def build() -> HexMesh:
+            folder.mkdir(parents=True, exist_ok=True)
+            g = make_jiweishan.load_geometry("coarse", level_overrides(level), None, str(mesh))
+            built = make_jiweishan.build(g, str(mesh))
+            write_mesh(built, mesh)
+            return built
+
+        built = root_only(comm, build)
+        code = cli.main(["run", str(case_path), "--out", str(folder / "run"), "--overwrite",
+                         "--quiet", "--set", f"mesh.path={mesh}",
+                         *sum((["--set", o] for o in extra), [])])
+        if code != 0:
+            raise RuntimeError(f"{folder}: the run ended with exit code {code}")
+        if comm.rank == 0:
+            summary = json.loads((folder / "run" / "summary.json").read_text())
+            r = summary["results"]
+            sliding = make_jiweishan.volume_summary(built)["sliding_body"][1]
+            rows.append({"level": level, "elements": built.n_cells, "sliding_elements": sliding,
+                         "dt_s": r["dt"], "steps": summary["steps"],
+                         **{k: r[k] for k in RESOLUTION_COLUMNS[5:-1]},
+                         "wall_s": summary["wall_s"]})
+            print(f"level {level}: {built.n_cells} elements, sliding distance "
+                  f"{r['sliding_distance_m']:.1f} m, runout {r['runout_m']:.1f} m "
+                  f"({summary['wall_s']:.0f} s)", file=sys.stderr)
+    return rows if comm.rank == 0 else None
+
+
+def write_resolution(out: Path, name: str, rows: list[dict]) -> None:
+    write_rows(out / "resolution.csv", RESOLUTION_COLUMNS, UNITS, rows)
+    elements = [r["sliding_elements"] for r in rows]
+    with png_figure(out / "resolution.png") as (_, ax):
+        ax.plot(elements, [r["sliding_distance_m"] for r in rows], "o-",
+                label="sliding distance")
+        ax.plot(elements, [r["runout_m"] for r in rows], "s--", label="front runout")
+        ax.set_xscale("log")
+        ax.set_xlabel("elements of the sliding body [-]")
+        ax.set_ylabel("distance [m]")
+        ax.grid(alpha=0.3)
+        twin = ax.twinx()
+        twin.plot(elements, [r["broken_fraction"] for r in rows], "^:", color="C3",
+                  label="broken fraction")
+        twin.set_ylabel("broken fraction of inner interfaces [-]", color="C3")
+        twin.set_ylim(0.0, 1.05)
+        lines = ax.get_legend_handles_labels()
+        more = twin.get_legend_handles_labels()
+        ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
+        ax.set_title(plot_title(name, ["level"]), fontsize=9)
+
+
 # -- CFFA -------------------------------------------------------------------------------------
 
 def cffa_points(dacn: list[float], dacw: list[float], fixed_dacn: float,
@@ -279,6 +366,12 @@ def main(argv: list[str] | None = None) -> int:
     cffa.add_argument("--out", type=Path, default=Path("out/jiweishan_cffa"))
     cffa.add_argument("--geometry", action="append", default=[],
                       help="override a builder field in every mesh, e.g. key_length_m=0")
+    resolution = sub.add_parser("resolution", help="results against the mesh resolution")
+    resolution.add_argument("--case", type=Path, default=ROOT / "cases" / "jiweishan.toml")
+    resolution.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3])
+    resolution.add_argument("--out", type=Path, default=Path("out/jiweishan_resolution"))
+    resolution.add_argument("--set", dest="overrides", action="append", default=[],
+                            help="override a case field in every run")
     args = parser.parse_args(argv)
     comm = MPI.COMM_WORLD
     start = time.perf_counter()
@@ -289,6 +382,14 @@ def main(argv: list[str] | None = None) -> int:
             extra = {}
             if comm.rank == 0:
                 write_friction(args.out, "jiweishan friction sweep", rows)
+        elif args.study == "resolution":
+            if min(args.levels) < 1:
+                raise InputError("--levels", f"levels are 1, 2, ..., got {min(args.levels)}")
+            rows = resolution_study(comm, args.case, sorted(set(args.levels)), args.out,
+                                    args.overrides)
+            extra = {}
+            if comm.rank == 0:
+                write_resolution(args.out, "jiweishan resolution", rows)
         else:
             points = cffa_points(args.dacn, args.dacw, args.fixed_dacn, args.fixed_dacw)
             rows = cffa_study(comm, args.case, points, args.out, args.tolerance,

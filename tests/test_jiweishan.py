@@ -132,3 +132,30 @@ def test_rigid_block_on_the_bed_slides_at_the_wedge_angle(tmp_path):
     assert row["fails_deg"] < row["holds_deg"] <= row["fails_deg"] + 0.25
     assert abs(row["cffa_deg"] - study.wedge_critical_friction(dacn, dacw)) < 0.5
     assert study.wedge_critical_friction(dacn, dacw) < dacn       # the wall holds some
+
+
+def test_resolution_study_refines_every_edge_of_the_mass_and_tables_each_run(builder, tmp_path):
+    """Level k cuts each of the mass's edges k times as often (k^3 times the elements of the
+    sliding body) and the valley floor's cells k times smaller; the study's row of a level
+    carries its run's results (level 1, stages cut short)."""
+    study = _script("jiweishan_study")
+    sliding = []
+    for level in (1, 2, 3):
+        g = builder.load_geometry("coarse", study.level_overrides(level), None, "test")
+        mesh = builder.build(g, "test")
+        sliding.append(builder.volume_summary(mesh)["sliding_body"][1])
+        assert g.resolution.floor_cell_m == 150.0 / level
+    assert sliding == [21, 21 * 8, 21 * 27]
+    out = tmp_path / "study"
+    assert study.main(["resolution", "--levels", "1", "--out", str(out),
+                       "--set", "stages[1].duration=0.05", "--set", "stages[2].duration=0.05",
+                       "--set", "output.every=0"]) == 0
+    summary = json.loads((out / "level_1" / "run" / "summary.json").read_text())
+    row = json.loads((out / "study.json").read_text())["rows"][0]
+    assert row["elements"] == 224 and row["sliding_elements"] == 21
+    assert row["steps"] == summary["steps"] and row["wall_s"] == summary["wall_s"]
+    for key in ("sliding_distance_m", "runout_m", "broken_fraction", "energy_error"):
+        assert row[key] == summary["results"][key], key
+    assert (out / "resolution.csv").read_text().count("\n") == 2
+    assert (out / "resolution.png").stat().st_size > 0
+    assert study.main(["resolution", "--levels", "0", "--out", str(out)]) == 2
