@@ -25,13 +25,13 @@ and the valley floor's cells 150/k m: how far the results (sliding distance, run
 fragmentation, peak speed, energy error) move as the mesh is refined. The levels run one after
 the other, each on all ranks (the finest costs about k^4 times the coarsest).
 
-Every friction and CFFA run works on one rank (``MPI.COMM_SELF``, :func:`solver.ensemble.run_alone`) in its
-own folder, with its summary (``summary.json``: the case's results), ParaView series, history
-and deposit map. The friction study is a sweep of the case in the syntax of every module (the
-friction fields as ``sweep.keys``, one row of ``sweep.runs`` per angle; its runs in
-``runs/run_NNN``, :func:`solver.ensemble.run_cases`); the CFFA study hands out the (DACN, DACW)
-points with :func:`solver.ensemble.run_ensemble`. Rank 0 gathers the rows and writes the
-study's CSV, PNG and ``study.json``.
+Every friction and CFFA run works on one rank (``MPI.COMM_SELF``,
+:func:`solver.ensemble.run_alone`) in its own folder, with its summary (``summary.json``: the
+case's results), ParaView series, history and deposit map. The friction study is a sweep of the
+case in the syntax of every module (the friction fields as ``sweep.keys``, one row of
+``sweep.runs`` per angle; its runs in ``runs/run_NNN``, :func:`solver.ensemble.run_cases`); the
+CFFA study hands out the (DACN, DACW) points with :func:`solver.ensemble.run_ensemble`. Rank 0
+gathers the rows and writes the study's CSV, PNG and ``study.json``.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import math
 import sys
 import time
 import tomllib
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +205,15 @@ def level_overrides(level: int) -> list[str]:
             f"resolution.floor_cell_m={coarse.floor_cell_m / level}"]
 
 
+def build_level_mesh(level: int, mesh: Path) -> HexMesh:
+    """Build and write the mesh of resolution level ``level`` to ``mesh``."""
+    mesh.parent.mkdir(parents=True, exist_ok=True)
+    g = make_jiweishan.load_geometry("coarse", level_overrides(level), None, str(mesh))
+    built = make_jiweishan.build(g, str(mesh))
+    write_mesh(built, mesh)
+    return built
+
+
 def resolution_study(comm, case_path: Path, levels: list[int], out: Path,
                      extra: list[str]) -> list[dict] | None:
     """Mesh and run the case at every level, each run on all ranks of ``comm`` in
@@ -214,15 +224,7 @@ def resolution_study(comm, case_path: Path, levels: list[int], out: Path,
     for level in levels:
         folder = (out / f"level_{level}").resolve()
         mesh = folder / "jiweishan.msh"
-
-        def build() -> HexMesh:
-            folder.mkdir(parents=True, exist_ok=True)
-            g = make_jiweishan.load_geometry("coarse", level_overrides(level), None, str(mesh))
-            built = make_jiweishan.build(g, str(mesh))
-            write_mesh(built, mesh)
-            return built
-
-        built = root_only(comm, build)
+        built = root_only(comm, partial(build_level_mesh, level, mesh))
         code = cli.main(["run", str(case_path), "--out", str(folder / "run"), "--overwrite",
                          "--quiet", "--set", f"mesh.path={mesh}",
                          *sum((["--set", o] for o in extra), [])])

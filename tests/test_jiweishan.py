@@ -159,3 +159,29 @@ def test_resolution_study_refines_every_edge_of_the_mass_and_tables_each_run(bui
     assert (out / "resolution.csv").read_text().count("\n") == 2
     assert (out / "resolution.png").stat().st_size > 0
     assert study.main(["resolution", "--levels", "0", "--out", str(out)]) == 2
+
+
+def test_progress_lines_show_what_ends_the_trigger_and_the_runout(tmp_path, capsys,
+                                                                  monkeypatch):
+    """The trigger stage's lines give how far the sliding body has moved (it ends at
+    analysis.failure_displacement), the runout's its speed (as the history records it) and
+    its kinetic energy as a fraction of the peak (it ends below analysis.stop_fraction)."""
+    from solver.io.progress import Progress
+
+    monkeypatch.setattr(Progress, "EVERY_S", 0.0)
+    out = tmp_path / "run"
+    assert solver_main(["run", str(CASES / "jiweishan.toml"), "--out", str(out),
+                        "--set", "stages[0].max_steps=20", "--set", "stages[1].duration=0.1",
+                        "--set", "stages[2].duration=0.1", "--set", "output.every=0",
+                        "--set", "analysis.failure_displacement=1e-4"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    trigger = [ln for ln in lines if ln.startswith("trigger:") and "moved_m=" in ln]
+    runout = [ln for ln in lines if ln.startswith("runout:") and "speed_mps=" in ln]
+    assert trigger and runout
+    moved = float(trigger[-1].split("moved_m=")[1].split()[0])
+    assert 1e-4 < moved < 1e-2
+    history = np.loadtxt(out / "landslide_history.csv", delimiter=",", skiprows=1, ndmin=2)
+    speed = float(runout[-1].split("speed_mps=")[1].split()[0])
+    assert speed == pytest.approx(history[-1, 4], rel=1e-3)
+    assert all(0.0 < float(ln.split("kinetic_of_peak=")[1].split()[0]) <= 1.0
+               for ln in runout)

@@ -102,6 +102,7 @@ class LandslideObserver:
         self.failed = False
         self.stopped = False
         self.peak_kinetic = 0.0
+        self.metrics = {}
         self.low_since = None
         self.runout_time = 0.0
         self.equilibrium: dict = {}
@@ -141,9 +142,20 @@ class LandslideObserver:
         self.rows.append(row)
         if stage.name == a.trigger_stage:
             self.failed = self.failed or displacement > a.failure_displacement
+            self.metrics = {"moved_m": displacement}
             return self.failed
         self.runout_time = record.stage_time
-        return self._stopped(record.time, row[5])
+        stopped = self._stopped(record.time, row[5])
+        self.metrics = {"speed_mps": row[4],
+                        "kinetic_of_peak": row[5] / self.peak_kinetic if self.peak_kinetic else 1.0}
+        return stopped
+
+    def progress_metrics(self) -> dict:
+        """For the progress line: in the trigger stage, how far the sliding body's centre of
+        mass has moved [m] (the stage ends at ``analysis.failure_displacement``); in the
+        runout, its speed [m/s] and the kinetic energy as a fraction of its peak (the run
+        ends once it stays below ``analysis.stop_fraction``)."""
+        return self.metrics
 
     def _sample(self, time: float) -> tuple[list[float], float]:
         """One history row (global sums) and the sliding body's centre-of-mass travel."""

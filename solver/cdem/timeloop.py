@@ -391,7 +391,7 @@ class TimeLoop:
             if progress is not None:
                 progress.update(clock.t_stage if math.isfinite(stage.duration) else clock.steps,
                                 stage=stage.name, step=self.step, unbalance=self.unbalance,
-                                broken=self.broken_total)
+                                broken=self.broken_total, **_observer_metrics(observers))
             if stage.stop_on_failure and broken > 0:
                 reason = "failure"
                 break
@@ -421,3 +421,13 @@ class TimeLoop:
         self.update_stored_energy()
         self.energies = Energies(strain=self.energies.strain, spring=self.energies.spring,
                                  reference=self.energies.strain + self.energies.spring)
+
+
+def _observer_metrics(observers) -> dict:
+    """What the observers that end a stage by a measure of their own (a displacement, a
+    speed) report for the progress line: their ``progress_metrics()``, where they have one."""
+    metrics = {}
+    for obs in observers:
+        if hasattr(obs, "progress_metrics"):
+            metrics.update(obs.progress_metrics())
+    return metrics

@@ -13,12 +13,15 @@ class Progress:
     on ranks other than 0 or when ``quiet`` is set.
     """
 
+    #: Seconds between two lines, unless given.
+    EVERY_S = 2.0
+
     def __init__(self, comm, total: float, label: str = "step", quiet: bool = False,
-                 every_s: float = 2.0, stream=None):
+                 every_s: float | None = None, stream=None):
         self.total = float(total)
         self.label = label
         self.active = (not quiet) and comm.rank == 0
-        self.every_s = every_s
+        self.every_s = self.EVERY_S if every_s is None else every_s
         self.stream = stream or sys.stderr
         self.start = time.perf_counter()
         self.last = -float("inf")
