@@ -173,24 +173,34 @@ def friction_sweep(comm, case_path: Path, angles: list[float], out: Path,
             for r in rows]
 
 
-def write_friction(out: Path, name: str, rows: list[dict]) -> None:
-    write_rows(out / "friction_sweep.csv", FRICTION_COLUMNS, UNITS, rows)
-    phi = [r["friction_deg"] for r in rows]
-    with png_figure(out / "friction_sweep.png") as (_, ax):
-        ax.plot(phi, [r["sliding_distance_m"] for r in rows], "o-", label="sliding distance")
-        ax.plot(phi, [r["runout_m"] for r in rows], "s--", label="front runout")
-        ax.set_xlabel("friction angle [deg]")
+def plot_distances(path: Path, title: str, x: list[float], xlabel: str, rows: list[dict],
+                   log_x: bool = False) -> None:
+    """Sliding distance and front runout against ``x``, the broken fraction on a second axis."""
+    with png_figure(path) as (_, ax):
+        ax.plot(x, [r["sliding_distance_m"] for r in rows], "o-", label="sliding distance")
+        ax.plot(x, [r["runout_m"] for r in rows], "s--", label="front runout")
+        if log_x:
+            ax.set_xscale("log")
+            ax.set_xticks(x, [f"{v:g}" for v in x])
+            ax.minorticks_off()
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("distance [m]")
         ax.grid(alpha=0.3)
         twin = ax.twinx()
-        twin.plot(phi, [r["broken_fraction"] for r in rows], "^:", color="C3",
+        twin.plot(x, [r["broken_fraction"] for r in rows], "^:", color="C3",
                   label="broken fraction")
         twin.set_ylabel("broken fraction of inner interfaces [-]", color="C3")
         twin.set_ylim(0.0, 1.05)
         lines = ax.get_legend_handles_labels()
         more = twin.get_legend_handles_labels()
         ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
-        ax.set_title(plot_title(name, ["friction_deg"]), fontsize=9)
+        ax.set_title(title, fontsize=9)
+
+
+def write_friction(out: Path, name: str, rows: list[dict]) -> None:
+    write_rows(out / "friction_sweep.csv", FRICTION_COLUMNS, UNITS, rows)
+    plot_distances(out / "friction_sweep.png", plot_title(name, ["friction_deg"]),
+                   [r["friction_deg"] for r in rows], "friction angle [deg]", rows)
 
 
 # -- resolution -------------------------------------------------------------------------------
@@ -246,24 +256,9 @@ def resolution_study(comm, case_path: Path, levels: list[int], out: Path,
 
 def write_resolution(out: Path, name: str, rows: list[dict]) -> None:
     write_rows(out / "resolution.csv", RESOLUTION_COLUMNS, UNITS, rows)
-    elements = [r["sliding_elements"] for r in rows]
-    with png_figure(out / "resolution.png") as (_, ax):
-        ax.plot(elements, [r["sliding_distance_m"] for r in rows], "o-",
-                label="sliding distance")
-        ax.plot(elements, [r["runout_m"] for r in rows], "s--", label="front runout")
-        ax.set_xscale("log")
-        ax.set_xlabel("elements of the sliding body [-]")
-        ax.set_ylabel("distance [m]")
-        ax.grid(alpha=0.3)
-        twin = ax.twinx()
-        twin.plot(elements, [r["broken_fraction"] for r in rows], "^:", color="C3",
-                  label="broken fraction")
-        twin.set_ylabel("broken fraction of inner interfaces [-]", color="C3")
-        twin.set_ylim(0.0, 1.05)
-        lines = ax.get_legend_handles_labels()
-        more = twin.get_legend_handles_labels()
-        ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
-        ax.set_title(plot_title(name, ["level"]), fontsize=9)
+    plot_distances(out / "resolution.png", plot_title(name, ["level"]),
+                   [r["sliding_elements"] for r in rows], "elements of the sliding body [-]",
+                   rows, log_x=True)
 
 
 # -- CFFA -------------------------------------------------------------------------------------
