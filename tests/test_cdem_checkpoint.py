@@ -28,12 +28,15 @@ def _positions(comm, model, n_cells):
     return x
 
 
-def _run(comm, out, restart=False, digest="case-a", at=AT):
-    """Run CONTACT_CASE to STEPS; with a checkpoint at step ``at`` into ``out``, or
-    restarting from it. Returns the final positions, the model and the loop."""
-    cfg = from_dict(Config, CONTACT_CASE, "checkpoint-test", "", None)
+def _run(comm, out, restart=False, digest="case-a", at=AT, case=CONTACT_CASE, balanced=False):
+    """Run ``case`` to STEPS; with a checkpoint at step ``at`` into ``out``, or restarting
+    from it, ``balanced``: on the partition by the checkpoint's work. Returns the final
+    positions, the model and the loop."""
+    cfg = from_dict(Config, case, "checkpoint-test", "", None)
     mesh = mesh_from_config(cfg.mesh, "checkpoint-test")
-    model = model_from_mesh(comm, cfg, mesh, "checkpoint-test")
+    work = (checkpoint.element_work(out, digest, mesh.n_cells, "checkpoint-test")
+            if balanced and comm.rank == 0 else None)
+    model = model_from_mesh(comm, cfg, mesh, "checkpoint-test", work)
     loop = TimeLoop(comm, model, cfg.gravity,
                     0.5 * comm.allreduce(model.dt_limit_local, op=MPI.MIN))
     clock = None
@@ -76,6 +79,21 @@ def test_restart_continues_to_the_last_bit(tmp_path, after_break):
     assert again.energies.gravity_work == pytest.approx(loop.energies.gravity_work, rel=1e-12)
 
 
+def test_element_work_counts_the_records_of_each_element(tmp_path):
+    cfg = from_dict(Config, CONTACT_CASE, "checkpoint-test", "", None)
+    mesh = mesh_from_config(cfg.mesh, "checkpoint-test")
+    model = model_from_mesh(MPI.COMM_SELF, cfg, mesh, "checkpoint-test")
+    loop = TimeLoop(MPI.COMM_SELF, model, cfg.gravity, 0.5 * model.dt_limit_local)
+    loop.run_stage(dataclasses.replace(cfg.stages[0], max_steps=AT), [])
+    checkpoint.save(MPI.COMM_SELF, tmp_path, "case-a", loop, 0, [], {})
+    work = checkpoint.element_work(tmp_path, "case-a", mesh.n_cells, "checkpoint-test")
+    c = model.contact
+    records = np.concatenate([c.own.gid[c.ss.elem], c.own.gid[c.se.elem]])
+    assert np.count_nonzero(model.springs.state) > 0
+    assert np.array_equal(work, 1 + checkpoint.RECORD_WORK * np.bincount(records,
+                                                                         minlength=len(work)))
+
+
 def test_restart_refuses_a_checkpoint_of_another_case(tmp_path):
     _run(MPI.COMM_SELF, tmp_path)
     with pytest.raises(InputError, match="another case"):
@@ -95,3 +113,19 @@ def test_restart_on_another_rank_count_continues_to_the_last_bit(mpi_tmp_path, a
     comm.Barrier()
     x_from_serial, _, _ = _run(comm, mpi_tmp_path / "serial", restart=True, at=at)
     assert np.array_equal(x_from_serial, x_parallel)
+
+
+@pytest.mark.mpi(min_size=2)
+def test_restart_on_the_partition_by_work_continues_to_the_last_bit(mpi_tmp_path):
+    """At step 400 the block's pieces carry 48 contact records each, the slab's elements 16
+    to 32: METIS by element count gives one rank far more records than the other."""
+    comm = MPI.COMM_WORLD
+    metis = dict(CONTACT_CASE, partitioner="metis")
+    x_through, _, _ = _run(comm, mpi_tmp_path, case=metis)
+    _, plain, _ = _run(comm, mpi_tmp_path, restart=True, case=metis)
+    x_balanced, balanced, _ = _run(comm, mpi_tmp_path, restart=True, case=metis, balanced=True)
+    work = checkpoint.element_work(mpi_tmp_path, "case-a", 24, "checkpoint-test")
+    most = {name: comm.allreduce(int(work[m.elements.gid].sum()), op=MPI.MAX)
+            for name, m in (("plain", plain), ("balanced", balanced))}
+    assert most["balanced"] <= work.sum() / comm.size + work.max() < most["plain"]
+    assert np.array_equal(x_balanced, x_through)

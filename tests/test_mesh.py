@@ -12,6 +12,8 @@ import pytest
 from solver.errors import InputError
 from solver.mesh import (box, check_hex_mesh, element_volumes, read_hex_mesh, stack,
                          tilted_slab, write_mesh)
+from solver.mesh.partition import partition_elements
+from solver.mesh.topology import shared_faces
 
 CUBE = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
                  [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
@@ -357,3 +359,33 @@ def test_make_meshes_reproduces_the_examples(tmp_path):
         a, b = read_hex_mesh(str(path)), read_hex_mesh(str(tmp_path / path.name))
         assert np.array_equal(a.points, b.points) and np.array_equal(a.cells, b.cells)
         assert np.array_equal(a.groups, b.groups) and a.group_names == b.group_names
+
+
+def _row_and_faces(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Centroids and face adjacency of a row of n elements along x (an n x 2 x 1 box, so
+    that METIS has a graph with some width)."""
+    mesh = box(n, 2, 1, size=(float(n), 2.0, 1.0))
+    centroids = mesh.points[mesh.cells].mean(axis=1)
+    return centroids, shared_faces(mesh.cells).elem
+
+
+@pytest.mark.parametrize("method", ["rcb", "metis"])
+@pytest.mark.parametrize("n_parts", [2, 3])
+def test_partition_shares_the_work_not_the_elements(method, n_parts):
+    centroids, adjacency = _row_and_faces(24)
+    work = np.where(centroids[:, 0] < 6.0, 25, 1)        # a fragmented quarter: 25x the work
+    parts = partition_elements(n_parts, centroids, adjacency, method, work)
+    per_part = np.bincount(parts, weights=work, minlength=n_parts)
+    assert per_part.max() <= work.sum() / n_parts + work.max()
+    assert np.bincount(parts).max() > len(work) / n_parts + 3     # unequal element counts
+    plain = np.bincount(partition_elements(n_parts, centroids, adjacency, method),
+                        weights=work, minlength=n_parts)
+    assert plain.max() > 1.5 * per_part.max()
+
+
+@pytest.mark.parametrize("n", [6, 7, 9])
+def test_rcb_with_unit_work_cuts_at_the_rounded_half(n):
+    centroids = np.column_stack([np.arange(n, dtype=float), np.zeros(n), np.zeros(n)])
+    parts = partition_elements(2, centroids, np.zeros((0, 2), dtype=np.int64), "rcb",
+                               np.ones(n, dtype=np.int64))
+    assert np.count_nonzero(parts == 0) == round(n / 2)

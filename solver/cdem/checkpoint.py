@@ -64,6 +64,31 @@ def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers
     return files.write(comm, out_dir, manifest, tables)
 
 
+#: Work per step of one contact record (a semi-spring or a semi-edge), in element steps. On
+#: the production Jiweishan runout on 2 ranks (checkpoint at step 37,190) a record took
+#: 0.7 us per step and an element step (element, its springs) about 0.8 us: rank 1 held
+#: 1.46 million records, rank 0 0.30 million beside the same 105,397 elements, and rank 0
+#: waited for rank 1 three quarters of each 1.13 s step.
+RECORD_WORK = 1
+
+
+def element_work(out_dir, digest: str, n_cells: int, where: str) -> np.ndarray | None:
+    """Work per step of each element (n_cells,) at the checkpoint of ``out_dir``, in element
+    steps: one for its own update plus RECORD_WORK per contact record on its faces; None
+    without contact. A restart partitions by it (solver.mesh.partition), so that the
+    records of a fragmenting mass, wherever fracture has gone, are shared out equally.
+    Reads the record keys of every rank's piece: call it on the rank that holds the mesh."""
+    path, manifest = files.open_for(out_dir, digest, where)
+    if manifest["contact"] is None:
+        return None
+    work = np.ones(n_cells, dtype=np.int64)
+    for r in range(manifest["ranks"]):
+        for table in ("semi_springs", "semi_edges"):
+            keys = np.load(path / f"rank{r}" / f"{table}.keys.npy")
+            work += RECORD_WORK * np.bincount(keys // 24, minlength=n_cells)
+    return work
+
+
 def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str) -> dict:
     """Restore ``loop`` (its model freshly built from the same case, on any number of
     ranks) and the observers from the run folder's checkpoint; returns the manifest, whose

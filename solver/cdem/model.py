@@ -414,6 +414,8 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
                  n_cells_global=part.n_cells, n_faces_global=part.n_faces)
 
 
-def model_from_mesh(comm, cfg: Config, mesh: HexMesh | None, where: str) -> Model:
-    """Partition ``mesh`` (needed on rank 0 only) over comm and build this rank's model."""
-    return build_model(comm, cfg, distribute(comm, mesh, cfg.partitioner, where), where)
+def model_from_mesh(comm, cfg: Config, mesh: HexMesh | None, where: str,
+                    work: np.ndarray | None = None) -> Model:
+    """Partition ``mesh`` (needed on rank 0 only) over comm, by the elements' ``work`` (on
+    rank 0; None: the same for all), and build this rank's model."""
+    return build_model(comm, cfg, distribute(comm, mesh, cfg.partitioner, where, work), where)

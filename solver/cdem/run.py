@@ -48,13 +48,23 @@ def time_step(comm, cfg: Config, model, where: str) -> float:
     return cfg.time.safety * limit
 
 
+def _restart_work(comm, ctx: RunContext, digest: str, mesh, where: str) -> np.ndarray | None:
+    """On a restart, the work per element at the checkpoint, to partition by (on rank 0)."""
+    if not ctx.restart:
+        return None
+    return root_only(comm, lambda: checkpoint.element_work(ctx.out_dir, digest, mesh.n_cells,
+                                                           where))
+
+
 def run(case: Case, ctx: RunContext) -> RunOutput:
     cfg: Config = case.config
     comm = ctx.comm
     where = str(case.path)
     mesh = root_only(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
     root_only(comm, lambda: check_case(cfg, mesh, where))
-    part = distribute(comm, mesh, cfg.partitioner, f"{where}: mesh")
+    digest = files.case_digest(resolved_data(case))
+    part = distribute(comm, mesh, cfg.partitioner, f"{where}: mesh",
+                      _restart_work(comm, ctx, digest, mesh, where))
     observer = make_observer(comm, cfg, mesh, where, (ctx.out_dir, case.name))
     model = build_model(comm, cfg, part, where)
     group_names = part.group_names
@@ -69,7 +79,6 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     frames = PeriodicFrames(writer, model, cfg.output.every)
     observers = [observer] if observer is not None else []
     run_state = {"stage": 0, "stage_results": [], "unconverged": []}
-    digest = files.case_digest(resolved_data(case))
     clock = None
     if ctx.restart:
         manifest = checkpoint.load(comm, ctx.out_dir, digest, loop, observers, where)

@@ -84,22 +84,26 @@ def _part_for(rank: int, mesh: HexMesh, parts: np.ndarray, owner: np.ndarray, to
                     n_faces=topo.n_faces)
 
 
-def _plan(n_parts: int, mesh: HexMesh, method: str, where: str):
+def _plan(n_parts: int, mesh: HexMesh, method: str, where: str,
+          work: np.ndarray | None = None):
     try:
         topo = shared_faces(mesh.cells)
     except ValueError as exc:
         raise InputError(where, str(exc)) from None
     volumes = element_volumes(mesh.points[mesh.cells])
     centroids = mesh.points[mesh.cells].mean(axis=1)
-    parts = partition_elements(n_parts, centroids, topo.elem, method)
+    parts = partition_elements(n_parts, centroids, topo.elem, method, work)
     quads = mesh.points[mesh.cells[topo.elem[:, 0][:, None], FACES[topo.face[:, 0]]]]
     return topo, volumes, parts, face_areas(quads)
 
 
-def distribute(comm, mesh: HexMesh | None, method: str, where: str) -> MeshPart:
-    """This rank's MeshPart; ``mesh`` is the whole mesh on rank 0 (ignored elsewhere).
-    Collective; a bad topology is an InputError on every rank."""
-    plan = root_only(comm, lambda: _plan(comm.size, mesh, method, where))
+def distribute(comm, mesh: HexMesh | None, method: str, where: str,
+               work: np.ndarray | None = None) -> MeshPart:
+    """This rank's MeshPart; ``mesh`` is the whole mesh on rank 0 (ignored elsewhere), and
+    ``work`` there the work of each element per step that the ranks share equally (None: the
+    same for all; solver.mesh.partition). Collective; a bad topology is an InputError on
+    every rank."""
+    plan = root_only(comm, lambda: _plan(comm.size, mesh, method, where, work))
     if comm.rank != 0:
         return comm.recv(source=0, tag=11)
     topo, volumes, parts, face_area = plan
