@@ -4,14 +4,17 @@ Per step, on every rank:
 
 1. nodes: F = F_int + F_spring + m g; a = (F + F_damp) / m; v^{n+1/2} = v^{n-1/2} + a dt;
    du = v^{n+1/2} dt; x^{n+1} = x^n + du (held dofs move with their prescribed velocity);
-2. elements: stresses and F_int at x^{n+1} (solver.cdem.hex8.element_step);
-3. halo forward of du, interface springs (solver.cdem.interface.interface_step) into the
+2. halo forward of du, interface springs (solver.cdem.interface.interface_step) into the
    nodes' face slots, ghost slots written back to their owners, F_spring = the sum of a
    node's slots (in slot order) when the next step applies them;
-4. one global reduction: the unbalance ratio and energy sums, the springs broken, and
+3. one global reduction: the unbalance ratio and energy sums, the springs broken, and
    whether a contact node moved far enough to renew the contact targets;
-5. contact forces (solver.cdem.contact) added to F_spring; after breakage, the new glue
-   state goes to the contact.
+4. contact geometry (solver.cdem.contact), then the elements' stresses and F_int at x^{n+1}
+   (solver.cdem.hex8.element_step): the two heaviest parts of a step, with no exchange
+   between them, so that a partition by their sum (solver.cdem.checkpoint.element_work)
+   balances the ranks;
+5. contact forces added to F_spring; after breakage, the new glue state goes to the
+   contact.
 
 Every floating-point sum that feeds the motion is taken in an order that does not depend on
 the partition, so a run gives the same numbers, to the last bit, on any number of ranks;
@@ -267,7 +270,6 @@ class TimeLoop:
         node_step(n.n_own, n.f_int, s.f_slot, n.f_contact, n.mass, g, n.v, n.x, n.du,
                   n.fixed, n.held_velocity, self.dt, DAMPING[stage.damping],
                   stage.local_damping, stage.viscous_damping, self.sums)
-        element_step(n.x, n.du, e.stress, n.f_int, e.lam, e.mu, e.model)
         self.compute_seconds += time.perf_counter() - t0
         ifc.du_halo.forward(n.du)
         t0 = time.perf_counter()
@@ -286,13 +288,19 @@ class TimeLoop:
         broken = self._reduce(broken, moved)
         t2 = time.perf_counter()
         if m.contact is not None:
-            rows, forces = m.contact.step(n.x, n.du, self.dt, self.reduced[7] > 0)
+            m.contact.geometry(n.x, n.du, self.dt, self.reduced[7] > 0)
+        t3 = time.perf_counter()
+        element_step(n.x, n.du, e.stress, n.f_int, e.lam, e.mu, e.model)
+        t4 = time.perf_counter()
+        self.compute_seconds += t4 - t3
+        if m.contact is not None:
+            rows, forces = m.contact.forces()
             n.f_contact[self.contact_rows] = 0.0
             n.f_contact[rows] = forces
             self.contact_rows = rows.copy()
             if broken:
                 m.contact.set_glue(ifc.glued_neighbours(s.state, len(e)))
-        self.contact_seconds += (t1 - t0) + (time.perf_counter() - t2)
+        self.contact_seconds += (t1 - t0) + (t3 - t2) + (time.perf_counter() - t4)
         return broken
 
     def _reduce(self, broken: int, moved: bool) -> int:

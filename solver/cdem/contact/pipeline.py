@@ -11,11 +11,12 @@ Per step (all ranks, in this order):
    ghost coordinates advanced by them (the owner's x += du, repeated bit for bit);
 2. ``needs_renewal(x)``: whether an own node moved more than half the search margin since
    the last renewal; the time loop reduces this flag over all ranks with its step sums;
-3. ``step(x, du, dt, moved)``: renewal when a node moved anywhere or after ``renew_every``
-   steps, a partial renewal after the active faces changed (``detect``); contact geometry
-   (``geometry``);
-   forces (``law``); node shares, those of ghost nodes sent back to their owners, and the
-   ordered sums of every own node's shares (``exchange``). Returns (rows, forces).
+3. ``geometry(x, du, dt, moved)``: renewal when a node moved anywhere or after
+   ``renew_every`` steps, a partial renewal after the active faces changed (``detect``);
+   contact geometry (``geometry``);
+4. ``forces()``: forces (``law``); node shares, those of ghost nodes sent back to their
+   owners, and the ordered sums of every own node's shares (``exchange``). Returns
+   (rows, forces). The time loop computes the element forces between 3 and 4.
 
 A renewal exchanges per-rank boxes (Allgather of at most 64 boxes per rank), recomputes the
 neighbour ranks and sends each neighbour the elements it needs (``detect``); between
@@ -266,9 +267,9 @@ class Contact:
     def _own_rows(self) -> np.ndarray:
         return (8 * self.own_active[:, None] + np.arange(8)).ravel()
 
-    def step(self, x: np.ndarray, du: np.ndarray, dt: float,
-             moved_anywhere: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Contact forces of this step: (own node rows, forces (n, 3)) to add."""
+    def geometry(self, x: np.ndarray, du: np.ndarray, dt: float, moved_anywhere: bool) -> None:
+        """This step's renewal, if due, and contact geometry: the rank's own work up to the
+        exchange that :meth:`forces` starts with (collective only when it renews)."""
         if moved_anywhere or self.steps_since_renewal >= self.p.renew_every:
             self.renew(x, du)
         elif self.pending is not None:
@@ -292,6 +293,12 @@ class Contact:
             self.dt = dt
             self.stable_mass = stable_dashpot_mass(self.node_mass, self.omega,
                                                    p.damping_ratio, dt, p.step_damping)
+        self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
+
+    def forces(self) -> tuple[np.ndarray, np.ndarray]:
+        """Contact forces of this step, after :meth:`geometry`: (own node rows, forces
+        (n, 3)) to add (collective)."""
+        p, ss, se, dt = self.p, self.ss, self.se, self.dt
         self.body_sum[:] = 0.0
         for rec in (ss, se):
             loaded_stiffness(rec.overlap, rec.elem, rec.target_elem, rec.share, rec.k_n,
@@ -306,7 +313,6 @@ class Contact:
                                     rec.status, rec.dashpot, rec.force, self.tally)
             stored += energy
         self.tally[2] = stored
-        self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
         self.steps += 1
         if self.steps % 10 == 0:
             self.types_seen |= self.contact_types()
