@@ -4,16 +4,16 @@ Per step, on every rank:
 
 1. nodes: F = F_int + F_spring + m g; a = (F + F_damp) / m; v^{n+1/2} = v^{n-1/2} + a dt;
    du = v^{n+1/2} dt; x^{n+1} = x^n + du (held dofs move with their prescribed velocity);
-2. halo forward of du, interface springs (solver.cdem.interface.interface_step) into the
-   nodes' face slots, ghost slots written back to their owners, F_spring = the sum of a
-   node's slots (in slot order) when the next step applies them;
-3. one global reduction: the unbalance ratio and energy sums, the springs broken, and
+2. halo forward of du; one global reduction: the unbalance ratio and energy sums, and
    whether a contact node moved far enough to renew the contact targets;
-4. contact geometry (solver.cdem.contact), then the elements' stresses and F_int at x^{n+1}
-   (solver.cdem.hex8.element_step): the two heaviest parts of a step, with no exchange
-   between them, so that a partition by their sum (solver.cdem.checkpoint.element_work)
-   balances the ranks;
-5. contact forces added to F_spring; after breakage, the new glue state goes to the
+3. contact geometry (solver.cdem.contact), the elements' stresses and F_int at x^{n+1}
+   (solver.cdem.hex8.element_step) and the interface springs
+   (solver.cdem.interface.interface_step) into the nodes' face slots: the heavy parts of
+   a step, with no exchange between them, so that a partition by their sum
+   (solver.cdem.checkpoint.element_work) balances the ranks;
+4. contact forces added to F_spring; ghost slots written back to their owners, F_spring =
+   the sum of a node's slots (in slot order) when the next step applies them; the springs
+   broken summed over the ranks, and after breakage the new glue state goes to the
    contact.
 
 Every floating-point sum that feeds the motion is taken in an order that does not depend on
@@ -249,7 +249,7 @@ class TimeLoop:
         self.tally = np.zeros(2)
         self.broken_total = 0
         self.sums = np.zeros(6)
-        self.reduced = np.zeros(10)
+        self.reduced = np.zeros(9)
         self.unbalance = math.inf
         self.compute_seconds = 0.0
         self.contact_seconds = 0.0
@@ -272,25 +272,22 @@ class TimeLoop:
                   stage.local_damping, stage.viscous_damping, self.sums)
         self.compute_seconds += time.perf_counter() - t0
         ifc.du_halo.forward(n.du)
-        t0 = time.perf_counter()
-        broken = interface_step(n.x, n.du, s.f_slot, s.node_i, s.node_j, s.slot_i, s.slot_j,
-                                s.k_n, s.k_s, s.area, s.tensile, s.cohesion, s.tan_phi, s.u_n,
-                                s.f_s, s.state, stage.breakable, self.tally,
-                                m.contact is not None)
-        self.compute_seconds += time.perf_counter() - t0
-        ifc.slot_halo.reverse_set(s.f_slot.reshape(-1, 3))
         moved = False
         t0 = time.perf_counter()
         if m.contact is not None:
             m.contact.refresh_ghosts(n.du)
             moved = m.contact.needs_renewal(n.x)
         t1 = time.perf_counter()
-        broken = self._reduce(broken, moved)
+        moved_anywhere = self._reduce(moved)
         t2 = time.perf_counter()
         if m.contact is not None:
-            m.contact.geometry(n.x, n.du, self.dt, self.reduced[7] > 0)
+            m.contact.geometry(n.x, n.du, self.dt, moved_anywhere)
         t3 = time.perf_counter()
         element_step(n.x, n.du, e.stress, n.f_int, e.lam, e.mu, e.model)
+        broken = interface_step(n.x, n.du, s.f_slot, s.node_i, s.node_j, s.slot_i, s.slot_j,
+                                s.k_n, s.k_s, s.area, s.tensile, s.cohesion, s.tan_phi, s.u_n,
+                                s.f_s, s.state, stage.breakable, self.tally,
+                                m.contact is not None)
         t4 = time.perf_counter()
         self.compute_seconds += t4 - t3
         if m.contact is not None:
@@ -298,20 +295,23 @@ class TimeLoop:
             n.f_contact[self.contact_rows] = 0.0
             n.f_contact[rows] = forces
             self.contact_rows = rows.copy()
-            if broken:
-                m.contact.set_glue(ifc.glued_neighbours(s.state, len(e)))
-        self.contact_seconds += (t1 - t0) + (t3 - t2) + (time.perf_counter() - t4)
+        t5 = time.perf_counter()
+        ifc.slot_halo.reverse_set(s.f_slot.reshape(-1, 3))
+        broken = self.comm.allreduce(broken)
+        t6 = time.perf_counter()
+        if m.contact is not None and broken:
+            m.contact.set_glue(ifc.glued_neighbours(s.state, len(e)))
+        self.contact_seconds += (t1 - t0) + (t3 - t2) + (t5 - t4) + (time.perf_counter() - t6)
         return broken
 
-    def _reduce(self, broken: int, moved: bool) -> int:
-        """One reduction per step: unbalance ratio and energy increments, springs broken,
-        whether a contact node moved anywhere, a signal caught and a checkpoint due by the
-        wall clock on any rank (global sums)."""
+    def _reduce(self, moved: bool) -> bool:
+        """The step's reduction: unbalance ratio and energy increments, whether a contact
+        node moved, a signal was caught or a checkpoint is due by the wall clock on any rank
+        (global sums). Returns whether a contact node moved anywhere."""
         self.reduced[:6] = self.sums
-        self.reduced[6] = broken
-        self.reduced[7] = moved
-        self.reduced[8] = interrupt.received() > 0
-        self.reduced[9] = self.checkpoint.due_by_clock()
+        self.reduced[6] = moved
+        self.reduced[7] = interrupt.received() > 0
+        self.reduced[8] = self.checkpoint.due_by_clock()
         self.comm.Allreduce(MPI.IN_PLACE, self.reduced, op=MPI.SUM)
         total = self.reduced
         self.unbalance = total[0] / total[1] if total[1] > 0 else 0.0
@@ -320,10 +320,10 @@ class TimeLoop:
         e.gravity_work += total[3]
         e.held_work += total[4]
         e.kinetic = total[5]
-        self.stop_requested = total[8] > 0
-        self.checkpoint.clock_due = total[9] > 0
+        self.stop_requested = total[7] > 0
+        self.checkpoint.clock_due = total[8] > 0
         self._guard(total)
-        return int(total[6])
+        return bool(total[6] > 0)
 
     def _guard(self, total: np.ndarray) -> None:
         """Stop a diverging run at once: the reduced sums non-finite, or the kinetic energy
