@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import shlex
 import sys
@@ -56,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
                           "(e.g. 30min, 45s, 2h), and a last one when interrupted")
     run.add_argument("--restart", metavar="DIR",
                      help="continue the run in DIR from its last checkpoint (the same case)")
+    run.add_argument("--rebalance-above", type=_ratio, metavar="RATIO",
+                     help="cdem with --checkpoint-every on several ranks: after a checkpoint "
+                          "at which the busiest rank's work since the last one was RATIO "
+                          "times the mean or more, go on partitioned by the work (e.g. 1.2)")
     init = sub.add_parser("init", help="write a commented case template that runs as written")
     init.add_argument("module")
     init.add_argument("--out", default="case.toml", help="case file to write (default case.toml)")
@@ -98,6 +103,18 @@ def _every(text: str) -> tuple[int, float]:
                                      f"got {text!r}")
 
 
+def _ratio(text: str) -> float:
+    """``--rebalance-above``: a finite ratio of at least 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 1.0):
+        raise argparse.ArgumentTypeError(f"expected a ratio of at least 1, such as 1.2, "
+                                         f"got {text!r}")
+    return value
+
+
 def _run(args, comm) -> int:
     from solver import interrupt
     from solver.case import load_case, write_resolved
@@ -116,6 +133,9 @@ def _run(args, comm) -> int:
     if (args.checkpoint_every or args.restart) and sweeps_whole_cases(case):
         raise InputError("command line", f"a {case.module} sweep runs whole cases: "
                                           "--checkpoint-every and --restart are for a single run")
+    if args.rebalance_above and (case.module != "cdem" or not args.checkpoint_every):
+        raise InputError("command line", "--rebalance-above is for a cdem run with "
+                                          "--checkpoint-every (it acts at the checkpoints)")
     if args.restart and (args.out or args.overwrite):
         raise InputError("command line", "--restart DIR goes on in DIR: leave out --out and "
                                           "--overwrite")
@@ -128,7 +148,7 @@ def _run(args, comm) -> int:
     steps, seconds = args.checkpoint_every or (0, 0.0)
     context = RunContext(comm=comm, out_dir=folder.work, quiet=args.quiet,
                          checkpoint_steps=steps, checkpoint_seconds=seconds,
-                         restart=bool(args.restart))
+                         restart=bool(args.restart), rebalance_above=args.rebalance_above or 0.0)
     start = time.perf_counter()
     status, code = "done", 0
     signals = (interrupt.catching_signals()

@@ -17,7 +17,10 @@ class RunContext:
     every rank gets the same ``out_dir``. ``progress(total, label)`` makes a rank-0 progress
     reporter that honours ``--quiet``. Checkpoints go into ``out_dir`` every
     ``checkpoint_steps`` steps and/or ``checkpoint_seconds`` of wall time (0: never);
-    ``restart`` continues from the checkpoint in ``out_dir``.
+    ``restart`` continues from the checkpoint in ``out_dir``. ``rebalance_above`` (cdem, 0:
+    never): after a checkpoint at which the busiest rank's work since the last one was at
+    least this many times the mean, the run goes on from that checkpoint partitioned by the
+    work, as a restart does.
     """
 
     comm: Any
@@ -26,6 +29,7 @@ class RunContext:
     checkpoint_steps: int = 0
     checkpoint_seconds: float = 0.0
     restart: bool = False
+    rebalance_above: float = 0.0
 
     def progress(self, total: float, label: str = "step") -> Progress:
         return Progress(self.comm, total, label=label, quiet=self.quiet)

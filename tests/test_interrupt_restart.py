@@ -70,6 +70,28 @@ def test_signal_stops_all_ranks_and_the_restart_ends_as_the_run_through(signum, 
     assert np.array_equal(times_cut, times_through)            # no gaps, no duplicates
 
 
+def test_rebalancing_at_every_checkpoint_keeps_the_motion(tmp_path):
+    """``--rebalance-above 1`` ends the model at every checkpoint and goes on partitioned by
+    the work: on 2 ranks the run ends where the run through on one rank ends, bit for bit,
+    with an unbroken output series."""
+    through = run_case(CASES / "fractured_column.toml", tmp_path / "through", *ARGS)
+    proc = run_cli(["run", str(CASES / "fractured_column.toml"), "--out", str(tmp_path / "bal"),
+                    "--checkpoint-every", "300", "--rebalance-above", "1",
+                    *sum((["--set", o] for o in ARGS), [])], ranks=2)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    balanced = json.loads((tmp_path / "bal" / "summary.json").read_text())
+    rebalances = balanced["results"]["rebalances"]
+    assert [r["step"] for r in rebalances] == list(range(300, through["steps"], 300))
+    assert proc.stderr.count("rebalance after step") == len(rebalances)
+    assert balanced["steps"] == through["steps"]
+    for key in ("max_displacement", "contact"):
+        assert balanced["results"][key] == through["results"][key], key
+    x_balanced, times_balanced = _final_blocks(tmp_path / "bal")
+    x_through, times_through = _final_blocks(tmp_path / "through")
+    assert np.array_equal(x_balanced, x_through)
+    assert np.array_equal(times_balanced, times_through)
+
+
 def test_restart_with_a_changed_case_is_refused(tmp_path, capsys):
     case = str(CASES / "fractured_column.toml")
     base = ["run", case, "--quiet", "--set", "output.vtk=false"]

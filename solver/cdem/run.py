@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import signal
+import sys
 
 import numpy as np
 from mpi4py import MPI
@@ -57,6 +59,27 @@ def _restart_work(comm, ctx: RunContext, digest: str, mesh, where: str) -> np.nd
 
 
 def run(case: Case, ctx: RunContext) -> RunOutput:
+    """Run the case on ``ctx``'s ranks. With ``ctx.rebalance_above``, a checkpoint after
+    which the ranks' work was that uneven ends the model: the run goes on from it on a new
+    partition by the work, as a restart does, to the last bit the same motion."""
+    output = _run_partition(case, ctx)
+    while output is None:
+        output = _run_partition(case, dataclasses.replace(ctx, restart=True))
+    return output
+
+
+def work_imbalance(comm, loop: TimeLoop) -> float:
+    """The busiest rank's wall time between the step's exchanges (``partitioned_seconds``)
+    over the mean of all ranks, since the last call (collective)."""
+    busy = comm.allgather(loop.partitioned_seconds)
+    loop.partitioned_seconds = 0.0
+    mean = sum(busy) / len(busy)
+    return max(busy) / mean if mean > 0.0 else 1.0
+
+
+def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
+    """The run on one partition: its output, or None when a checkpoint asked for a new
+    partition (see :func:`run`)."""
     cfg: Config = case.config
     comm = ctx.comm
     where = str(case.path)
@@ -78,7 +101,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
                          group_names=group_names) if cfg.output.vtk else None)
     frames = PeriodicFrames(writer, model, cfg.output.every)
     observers = [observer] if observer is not None else []
-    run_state = {"stage": 0, "stage_results": [], "unconverged": []}
+    run_state = {"stage": 0, "stage_results": [], "unconverged": [], "rebalances": []}
     clock = None
     if ctx.restart:
         manifest = checkpoint.load(comm, ctx.out_dir, digest, loop, observers, where)
@@ -88,7 +111,17 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     elif writer is not None:
         writer.write(0.0, model)
 
-    def save() -> None:
+    def save(last: bool = False) -> None:
+        if ctx.rebalance_above and comm.size > 1 and not last:
+            imbalance = work_imbalance(comm, loop)
+            loop.checkpoint.rebalance_due = imbalance >= ctx.rebalance_above
+            if loop.checkpoint.rebalance_due:
+                run_state.setdefault("rebalances", []).append({"step": loop.step,
+                                                               "imbalance": imbalance})
+                if comm.rank == 0 and not ctx.quiet:
+                    print(f"rebalance after step {loop.step}: the busiest rank worked "
+                          f"{imbalance:.3g} times the mean since the last checkpoint",
+                          file=sys.stderr, flush=True)
         run_state["frames"] = frames.state()
         checkpoint.save(comm, ctx.out_dir, digest, loop, run_state["stage"], observers,
                         run_state)
@@ -104,10 +137,12 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         prestep = (implicit_prestep(comm, loop, stage, f"{where}: stages[{k}].prestep")
                    if stage.prestep == "implicit" and clock is None else None)
         reason = loop.run_stage(stage, observers + frames.observers(), progress, clock)
+        if reason == "rebalance":
+            return None
         clock = None
         if reason == "interrupted":
             if loop.checkpoint.write is not None:
-                save()
+                save(last=True)
             raise Interrupted(interrupt.received() or signal.SIGTERM, loop.step, loop.time)
         loop.update_stored_energy()
         stage_result = {"name": stage.name, "steps": loop.step - start_step,
@@ -130,6 +165,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         results["contact_types_seen"] = results["contact"]["types_seen"]
         results["max_penetration_ratio"] = results["contact"]["max_penetration_ratio"]
     results["stages"] = run_state["stage_results"]
+    if ctx.rebalance_above:
+        results["rebalances"] = run_state.get("rebalances", [])
     if observer is not None:
         results.update(observer.results())
     return RunOutput(steps=loop.step, results=results, unconverged=run_state["unconverged"])

@@ -115,7 +115,8 @@ class StageClock:
 class Checkpointing:
     """When to write a checkpoint: every ``every_steps`` steps and/or every
     ``every_seconds`` of wall time (rank 0's clock, reduced with the step's sums), by
-    calling ``write()``; nothing when both are unset."""
+    calling ``write()``; nothing when both are unset. ``write`` sets ``rebalance_due`` (on
+    every rank) when the stage is to end at this checkpoint for a new partition."""
 
     def __init__(self, write=None, every_steps: int = 0, every_seconds: float = 0.0):
         self.write = write
@@ -123,6 +124,7 @@ class Checkpointing:
         self.every_seconds = every_seconds
         self.last = time.perf_counter()
         self.clock_due = False
+        self.rebalance_due = False
 
     def due_by_clock(self) -> bool:
         return bool(self.every_seconds) and time.perf_counter() - self.last >= self.every_seconds
@@ -234,7 +236,10 @@ class TimeLoop:
 
     A stage's load (gravity tilt and ramp) follows the load clock, which advances with the
     time step, or, with ``load_tolerance`` > 0, only in steps whose unbalance ratio is below
-    it (a servo that keeps a slow ramp quasi-static).
+    it (a servo that keeps a slow ramp quasi-static). ``compute_seconds`` and
+    ``contact_seconds`` count this rank's wall time in the element, node and spring kernels
+    and in the contact, ``partitioned_seconds`` that between the step's two exchanges
+    (contact geometry, elements, interface springs), which a partition by work balances.
     """
 
     def __init__(self, comm, model: Model, gravity, dt: float):
@@ -253,6 +258,7 @@ class TimeLoop:
         self.unbalance = math.inf
         self.compute_seconds = 0.0
         self.contact_seconds = 0.0
+        self.partitioned_seconds = 0.0
         self.contact_rows = np.zeros(0, dtype=np.int64)
         self.clock = StageClock()
         self.checkpoint = Checkpointing()
@@ -290,6 +296,7 @@ class TimeLoop:
                                 m.contact is not None)
         t4 = time.perf_counter()
         self.compute_seconds += t4 - t3
+        self.partitioned_seconds += t4 - t2
         if m.contact is not None:
             rows, forces = m.contact.forces()
             n.f_contact[self.contact_rows] = 0.0
@@ -375,7 +382,8 @@ class TimeLoop:
                   clock: StageClock | None = None) -> str:
         """March one stage, from its start or from ``clock`` (a restart); returns why it
         ended ("converged", "failure", "duration", "max_steps", "observer" when an observer
-        returned True, or "interrupted" after a signal). Due checkpoints are written at the
+        returned True, "interrupted" after a signal, or "rebalance" after a checkpoint that
+        asked for a new partition). Due checkpoints are written at the
         step boundaries where the stage goes on (``self.checkpoint``)."""
         self.clock = clock = clock if clock is not None else StageClock()
         reason = "max_steps"
@@ -413,6 +421,8 @@ class TimeLoop:
             if self.stop_requested:
                 return "interrupted"
             self.checkpoint.after_step(self.step)
+            if self.checkpoint.rebalance_due:
+                return "rebalance"
         self.g0 = gravity_at(self.g0, stage, clock.t_load)[0]
         if stage.reset_displacement:
             self.reset_displacement()
