@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import signal
 import sys
@@ -64,6 +65,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     partition by the work, as a restart does, to the last bit the same motion."""
     output = _run_partition(case, ctx)
     while output is None:
+        gc.collect()          # the old model now: its loop and checkpoint writer form a cycle
         output = _run_partition(case, dataclasses.replace(ctx, restart=True))
     return output
 
