@@ -47,8 +47,16 @@ def _interrupt(out, signum):
     return proc.returncode, time.monotonic() - sent, err
 
 
+@pytest.fixture(scope="module")
+def through(tmp_path_factory):
+    """The run through on one rank: its summary and its output folder."""
+    out = tmp_path_factory.mktemp("through")
+    return run_case(CASES / "fractured_column.toml", out, *ARGS), out
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_signal_stops_all_ranks_and_the_restart_ends_as_the_run_through(signum, tmp_path):
+def test_signal_stops_all_ranks_and_the_restart_ends_as_the_run_through(signum, tmp_path,
+                                                                         through):
     code, seconds, err = _interrupt(tmp_path / "cut", signum)
     assert code == 128 + signum and seconds < 10, err[-2000:]
     summary = json.loads((tmp_path / "cut" / "summary.json").read_text())
@@ -56,7 +64,7 @@ def test_signal_stops_all_ranks_and_the_restart_ends_as_the_run_through(signum, 
     assert summary["status"] == "interrupted" and summary["steps"] == stopped["step"] > 0
     if signum != signal.SIGTERM:
         return
-    through = run_case(CASES / "fractured_column.toml", tmp_path / "through", *ARGS)
+    through, through_out = through
     proc = run_cli(["run", str(CASES / "fractured_column.toml"), "--restart",
                     str(tmp_path / "cut"), "--quiet", *sum((["--set", o] for o in ARGS), [])])
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -65,29 +73,29 @@ def test_signal_stops_all_ranks_and_the_restart_ends_as_the_run_through(signum, 
     for key in ("max_displacement", "contact", "stages"):
         assert resumed["results"][key] == through["results"][key], key
     x_cut, times_cut = _final_blocks(tmp_path / "cut")
-    x_through, times_through = _final_blocks(tmp_path / "through")
+    x_through, times_through = _final_blocks(through_out)
     assert np.array_equal(x_cut, x_through)
     assert np.array_equal(times_cut, times_through)            # no gaps, no duplicates
 
 
-def test_rebalancing_at_every_checkpoint_keeps_the_motion(tmp_path):
+def test_rebalancing_at_every_checkpoint_keeps_the_motion(tmp_path, through):
     """``--rebalance-above 1`` ends the model at every checkpoint and goes on partitioned by
     the work: on 2 ranks the run ends where the run through on one rank ends, bit for bit,
     with an unbroken output series."""
-    through = run_case(CASES / "fractured_column.toml", tmp_path / "through", *ARGS)
+    through, through_out = through
     proc = run_cli(["run", str(CASES / "fractured_column.toml"), "--out", str(tmp_path / "bal"),
-                    "--checkpoint-every", "300", "--rebalance-above", "1",
+                    "--checkpoint-every", "600", "--rebalance-above", "1",
                     *sum((["--set", o] for o in ARGS), [])], ranks=2)
     assert proc.returncode == 0, proc.stderr[-2000:]
     balanced = json.loads((tmp_path / "bal" / "summary.json").read_text())
     rebalances = balanced["results"]["rebalances"]
-    assert [r["step"] for r in rebalances] == list(range(300, through["steps"], 300))
+    assert [r["step"] for r in rebalances] == list(range(600, through["steps"], 600))
     assert proc.stderr.count("rebalance after step") == len(rebalances)
     assert balanced["steps"] == through["steps"]
     for key in ("max_displacement", "contact"):
         assert balanced["results"][key] == through["results"][key], key
     x_balanced, times_balanced = _final_blocks(tmp_path / "bal")
-    x_through, times_through = _final_blocks(tmp_path / "through")
+    x_through, times_through = _final_blocks(through_out)
     assert np.array_equal(x_balanced, x_through)
     assert np.array_equal(times_balanced, times_through)
 
