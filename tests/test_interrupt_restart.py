@@ -85,7 +85,7 @@ def test_rebalancing_at_every_checkpoint_keeps_the_motion(tmp_path, through):
     through, through_out = through
     proc = run_cli(["run", str(CASES / "fractured_column.toml"), "--out", str(tmp_path / "bal"),
                     "--checkpoint-every", "600", "--rebalance-above", "1",
-                    *sum((["--set", o] for o in ARGS), [])], ranks=2)
+                    *[a for o in ARGS for a in ("--set", o)]], ranks=2)
     assert proc.returncode == 0, proc.stderr[-2000:]
     balanced = json.loads((tmp_path / "bal" / "summary.json").read_text())
     rebalances = balanced["results"]["rebalances"]
