@@ -88,13 +88,12 @@ def element_work(out_dir, digest: str, n_cells: int, where: str) -> np.ndarray |
     work = np.full(n_cells, ELEMENT_WORK, dtype=np.int64)
     for r in range(manifest["ranks"]):
         piece = path / f"rank{r}"
-        for table in ("semi_springs", "semi_edges"):
-            keys = np.load(piece / f"{table}.keys.npy")
-            work += RECORD_WORK * np.bincount(keys // 24, minlength=n_cells)
-        keys = np.load(piece / "semi_springs.keys.npy")
-        candidates = np.count_nonzero(np.load(piece / "semi_springs.candidates.npy") >= 0,
-                                      axis=1)
-        work += CANDIDATE_WORK * np.bincount(keys // 24, weights=candidates,
+        semi_spring_elem = np.load(piece / "semi_springs.keys.npy") // 24
+        semi_edge_elem = np.load(piece / "semi_edges.keys.npy") // 24
+        targets = np.count_nonzero(np.load(piece / "semi_springs.candidates.npy") >= 0, axis=1)
+        work += RECORD_WORK * (np.bincount(semi_spring_elem, minlength=n_cells)
+                               + np.bincount(semi_edge_elem, minlength=n_cells))
+        work += CANDIDATE_WORK * np.bincount(semi_spring_elem, weights=targets,
                                              minlength=n_cells).astype(np.int64)
     return work
 

@@ -70,7 +70,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     return output
 
 
-def work_imbalance(comm, loop: TimeLoop) -> float:
+def _work_imbalance(comm, loop: TimeLoop) -> float:
     """The busiest rank's wall time between the step's exchanges (``partitioned_seconds``)
     over the mean of all ranks, since the last call (collective)."""
     busy = comm.allgather(loop.partitioned_seconds)
@@ -115,7 +115,7 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
 
     def save(last: bool = False) -> None:
         if ctx.rebalance_above and comm.size > 1 and not last:
-            imbalance = work_imbalance(comm, loop)
+            imbalance = _work_imbalance(comm, loop)
             loop.checkpoint.rebalance_due = imbalance >= ctx.rebalance_above
             if loop.checkpoint.rebalance_due:
                 run_state.setdefault("rebalances", []).append({"step": loop.step,

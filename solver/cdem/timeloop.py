@@ -383,8 +383,8 @@ class TimeLoop:
         """March one stage, from its start or from ``clock`` (a restart); returns why it
         ended ("converged", "failure", "duration", "max_steps", "observer" when an observer
         returned True, "interrupted" after a signal, or "rebalance" after a checkpoint that
-        asked for a new partition). Due checkpoints are written at the
-        step boundaries where the stage goes on (``self.checkpoint``)."""
+        asked for a new partition). Due checkpoints are written at the step boundaries
+        where the stage goes on (``self.checkpoint``)."""
         self.clock = clock = clock if clock is not None else StageClock()
         reason = "max_steps"
         while clock.steps < stage.max_steps:
