@@ -234,6 +234,24 @@ def _area(a0, a1, a2, b0, b1, b2, c0, c1, c2, n0, n1, n2):
 
 
 @njit(cache=True, inline="always")
+def _plane_admits(frames, ct, fc, p0, p1, p2, tol):
+    """The tests of _face_accepts on face fc of contact element ct that need only the
+    faces' planes: (whether p lies within ``tol`` above the face's plane or, below it,
+    inside the element, and projects into the face's circumscribed disk (centre, radius),
+    the plane distance delta). The semi-spring search runs them before _face_contact: most
+    potential targets fail them, and the full test costs several times more."""
+    delta = plane_distance(frames, fc, p0, p1, p2)
+    if _beyond(frames, fc, p0, p1, p2, tol) > 0.0:
+        return False, delta
+    if delta < 0.0 and not _inside_element(frames, ct, p0, p1, p2, tol):
+        return False, delta
+    if ((p0 - frames[fc, 0]) ** 2 + (p1 - frames[fc, 1]) ** 2 + (p2 - frames[fc, 2]) ** 2
+            - delta * delta > (1.0 + 1e-6) * frames[fc, 7]):
+        return False, delta
+    return True, delta
+
+
+@njit(cache=True, inline="always")
 def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol):
     """Whether face ft of contact element ct (nodes xs[bt + a]) may be the target of the
     point p (cases (a) and (b) of the module docstring; which face of the element is the
@@ -242,13 +260,8 @@ def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol):
     projection lies outside the face's circumscribed disk (centre, radius) is rejected
     before the triangles are tried: the projected face lies within it."""
     fc = 6 * ct + ft
-    delta = plane_distance(frames, fc, p0, p1, p2)
-    if _beyond(frames, fc, p0, p1, p2, tol) > 0.0:
-        return False, delta, 0.0, 0.0
-    if delta < 0.0 and not _inside_element(frames, ct, p0, p1, p2, tol):
-        return False, delta, 0.0, 0.0
-    if ((p0 - frames[fc, 0]) ** 2 + (p1 - frames[fc, 1]) ** 2 + (p2 - frames[fc, 2]) ** 2
-            - delta * delta > (1.0 + 1e-6) * frames[fc, 7]):
+    admitted, delta = _plane_admits(frames, ct, fc, p0, p1, p2, tol)
+    if not admitted:
         return False, delta, 0.0, 0.0
     n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
     q0 = p0 - delta * n0
@@ -472,6 +485,8 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
             if plane_distance(frames, fc, p0, p1, p2) + frames[fc, 6] <= delta:
                 continue
             ct = fc // 6
+            if not _plane_admits(frames, ct, fc, p0, p1, p2, tol)[0]:
+                continue
             xs = x if ct < n_own else gx
             accepted, d, c_xi, c_eta, _, _, _, c_n0, c_n1, c_n2, g = _face_contact(
                 frames, active, xs, base[ct], ct, fc - 6 * ct, p0, p1, p2, tol)
