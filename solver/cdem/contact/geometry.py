@@ -70,7 +70,8 @@ Semi-edge (Feng et al. 2014 section 4.3, Eqs. 11-12): the segment joining the se
 of vertices v and v + 1. Only block edges take part (``ridge``: the edge's other face on the
 same element is active too; an edge between two coplanar faces of glued elements is not an
 edge of the block). Candidate elements the segment does not enter (within the tolerance)
-are passed over at once. For every ridge edge Q0-Q1 of the candidate faces: skip it if
+are passed over at once (tested once per semi-edge, however many of their faces are
+candidates). For every ridge edge Q0-Q1 of the candidate faces: skip it if
 parallel
 (|e1 x e2|^2 <= 1e-6 |e1|^2 |e2|^2, Eq. 11); otherwise the closest points P(s), Q(t) of the
 two segments, both inside (0.001 < s, t < 0.999: an end point is a vertex, the
@@ -252,16 +253,17 @@ def _plane_admits(frames, ct, fc, p0, p1, p2, tol):
 
 
 @njit(cache=True, inline="always")
-def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol):
+def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted=False):
     """Whether face ft of contact element ct (nodes xs[bt + a]) may be the target of the
     point p (cases (a) and (b) of the module docstring; which face of the element is the
     nearest is _face_contact's test): (accepted, plane distance delta, a first guess of the
     point's face coordinates xi, eta from the triangle it projects into). A point whose
     projection lies outside the face's circumscribed disk (centre, radius) is rejected
-    before the triangles are tried: the projected face lies within it."""
+    before the triangles are tried: the projected face lies within it. ``admitted``: the
+    caller ran _plane_admits on the face already, and it passed."""
     fc = 6 * ct + ft
-    admitted, delta = _plane_admits(frames, ct, fc, p0, p1, p2, tol)
-    if not admitted:
+    delta = plane_distance(frames, fc, p0, p1, p2)
+    if not admitted and not _plane_admits(frames, ct, fc, p0, p1, p2, tol)[0]:
         return False, delta, 0.0, 0.0
     n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
     q0 = p0 - delta * n0
@@ -371,9 +373,9 @@ def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
 
 
 @njit(cache=True, inline="always")
-def _one_face_contact(frames, xs, bt, ct, ft, p0, p1, p2, tol):
+def _one_face_contact(frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted):
     """(accepted by _face_accepts, delta, xi, eta, q, n) of face ft and the point p."""
-    accepted, _, xi, eta = _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol)
+    accepted, _, xi, eta = _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted)
     if not accepted:
         return False, np.inf, xi, eta, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     xi, eta, q0, q1, q2, n0, n1, n2 = _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta)
@@ -382,7 +384,7 @@ def _one_face_contact(frames, xs, bt, ct, ft, p0, p1, p2, tol):
 
 
 @njit(cache=True, inline="always")
-def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
+def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol, admitted):
     """The target face of the point p for the potential target face ft of contact element
     ct: ft if _face_accepts takes it and p lies within ``tol`` of its bilinear face, above
     it or with ft the element's nearest active face (_nearest_face); where p lies below
@@ -390,15 +392,15 @@ def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol):
     takes it (a point inside an element is in contact with its nearest face whichever of
     the element's faces are potential targets). Returns (accepted, the signed distance
     delta = (p - q) . n, xi, eta, q, n of its closest point q on the bilinear face
-    (_bilinear_projection), the face)."""
+    (_bilinear_projection), the face). ``admitted``: ft passed _plane_admits already."""
     accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
-        frames, xs, bt, ct, ft, p0, p1, p2, tol)
+        frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted)
     if accepted and delta < 0.0:
         g = _nearest_face(frames, xs, bt, ct, active, p0, p1, p2)
         if g != ft:
             ft = g
             accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
-                frames, xs, bt, ct, g, p0, p1, p2, tol)
+                frames, xs, bt, ct, g, p0, p1, p2, tol, False)
             accepted = accepted and delta < 0.0
     return accepted and delta <= tol, delta, xi, eta, q0, q1, q2, n0, n1, n2, ft
 
@@ -452,7 +454,7 @@ def _partner_in_contact(x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, to
     own test)."""
     p0, p1, p2 = _semi_spring_point(xs, bt, ft, w, alpha)
     accepted, delta, _, _, _, _, _, _, _, _, g = _face_contact(frames, active, x, b, c, f, p0,
-                                                               p1, p2, tol)
+                                                               p1, p2, tol, False)
     return accepted and delta < 0.0 and g == f
 
 
@@ -489,7 +491,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, candi
                 continue
             xs = x if ct < n_own else gx
             accepted, d, c_xi, c_eta, _, _, _, c_n0, c_n1, c_n2, g = _face_contact(
-                frames, active, xs, base[ct], ct, fc - 6 * ct, p0, p1, p2, tol)
+                frames, active, xs, base[ct], ct, fc - 6 * ct, p0, p1, p2, tol, True)
             if accepted and d > delta:
                 best, delta, xi, eta, n0, n1, n2 = 6 * ct + g, d, c_xi, c_eta, c_n0, c_n1, c_n2
         overlap[s] = 0.0
@@ -561,6 +563,8 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
     deepest = 0.0
+    tested = np.empty(candidates.shape[1], dtype=np.int64)
+    entered = np.empty(candidates.shape[1], dtype=np.bool_)
     for s in range(elem.shape[0]):
         c = elem[s]
         f = face[s]
@@ -585,8 +589,7 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
         bs = bt = 0.0
         bn0 = bn1 = bn2 = 0.0
         bq0 = bq1 = 0
-        last = -1
-        enters = False
+        n_tested = 0
         for j in range(candidates.shape[1]):
             fc = candidates[s, j]
             if fc < 0:
@@ -595,10 +598,14 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
                     and _beyond(frames, fc, e0, e1, e2, tol) > 0.0):
                 continue
             ct = fc // 6
-            if ct != last:
-                last = ct
-                enters = _segment_enters(frames, ct, a0, a1, a2, e0, e1, e2, tol)
-            if not enters:
+            i = 0
+            while i < n_tested and tested[i] != ct:
+                i += 1
+            if i == n_tested:
+                tested[i] = ct
+                entered[i] = _segment_enters(frames, ct, a0, a1, a2, e0, e1, e2, tol)
+                n_tested += 1
+            if not entered[i]:
                 continue
             ft = fc - 6 * ct
             xs = x if ct < n_own else gx

@@ -109,6 +109,8 @@ def contact_law(overlap, normal, slip, elem, target_elem, share, k_n, k_t, zeta,
     stored = 0.0
     for s in range(overlap.shape[0]):
         if overlap[s] <= 0.0:
+            if status[s] == OPEN:
+                continue                    # its forces and dashpot were cleared on opening
             if dashpot[s, 0] != 0.0:
                 tally[1] += dashpot[s, 0] * dashpot[s, 1] * dt
                 dashpot[s, 0] = 0.0
