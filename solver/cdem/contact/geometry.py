@@ -629,8 +629,10 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
                 if den <= 1e-6 * aa * cc:
                     continue
                 ps = (bb * ee - cc * dd) / den
+                if ps <= 1e-3 or ps >= 1.0 - 1e-3:
+                    continue
                 pt = (aa * ee - bb * dd) / den
-                if ps <= 1e-3 or ps >= 1.0 - 1e-3 or pt <= 1e-3 or pt >= 1.0 - 1e-3:
+                if pt <= 1e-3 or pt >= 1.0 - 1e-3:
                     continue
                 n0 = u1 * g2 - u2 * g1
                 n1 = u2 * g0 - u0 * g2
