@@ -157,6 +157,38 @@ def _release(q, node_i, node_j, slot_i, slot_j, k_n, k_s, u_n, f_s, state, f_slo
             f_slot[node_j[q, k], slot_j[q, k], c] = 0.0
 
 
+@njit(cache=True)
+def glued_faces(state, glued):
+    """glued[q, 0] = 1.0 where face q (state (m, 4)) still has an intact spring, else 0.0:
+    the column the glue exchange sends (its rows after m are the ghost faces, left as
+    they are)."""
+    for q in range(state.shape[0]):
+        if _face_broken(state, q):
+            glued[q, 0] = 0.0
+        else:
+            glued[q, 0] = 1.0
+
+
+@njit(cache=True)
+def glue_table(glued, a_side, b_local, b_remote, out):
+    """The element glued across each face of the own elements, out (n_el, 6): A's side of
+    every glued owned face (a_side: local element, face, B's global id), B's side where B
+    is here too (b_local: local element, face, A's global id, row of the owned face), and
+    B's side of the glued faces owned elsewhere (b_remote, rows m.. of ``glued``, from the
+    glue exchange); -1 elsewhere."""
+    out[:] = -1
+    m = a_side.shape[0]
+    for q in range(m):
+        if glued[q, 0] > 0.0:
+            out[a_side[q, 0], a_side[q, 1]] = a_side[q, 2]
+    for i in range(b_local.shape[0]):
+        if glued[b_local[i, 3], 0] > 0.0:
+            out[b_local[i, 0], b_local[i, 1]] = b_local[i, 2]
+    for i in range(b_remote.shape[0]):
+        if glued[m + i, 0] > 0.0:
+            out[b_remote[i, 0], b_remote[i, 1]] = b_remote[i, 2]
+
+
 def sum_slots(f_slot: np.ndarray, out: np.ndarray) -> None:
     """out = (slot 0 + slot 1) + slot 2 per node, in that order (len(out) rows)."""
     n = len(out)

@@ -20,7 +20,7 @@ from solver.cdem.constitutive import MODELS, lame
 from solver.cdem.contact import Contact, ContactElements, ContactParams
 from solver.cdem.halo import Halo, Neighbours
 from solver.cdem.hex8 import element_volumes, lumped_masses, thinnest_height
-from solver.cdem.interface import INTACT, SLOT
+from solver.cdem.interface import INTACT, SLOT, glue_table, glued_faces
 from solver.cdem.state import Elements, InterfaceSprings, Nodes
 from solver.errors import InputError
 from solver.mesh.distribute import MeshPart, distribute
@@ -103,16 +103,10 @@ class Interfaces:
         """(n_el, 6) global id of the element glued across each face (-1: none, free or
         every spring broken). Collective (neighbour exchange)."""
         glued = np.zeros((len(state) + len(self.b_remote), 1))
-        glued[:len(state), 0] = (state == INTACT).any(axis=1)
+        glued_faces(state, glued)
         self.glue_halo.forward(glued)
-        out = np.full((n_el, 6), -1, dtype=np.int64)
-        on = glued[:len(state), 0] > 0
-        a = self.a_side[on]
-        out[a[:, 0], a[:, 1]] = a[:, 2]
-        b = self.b_local[on[self.b_local[:, 3]]]
-        out[b[:, 0], b[:, 1]] = b[:, 2]
-        r = self.b_remote[glued[len(state):, 0] > 0]
-        out[r[:, 0], r[:, 1]] = r[:, 2]
+        out = np.empty((n_el, 6), dtype=np.int64)
+        glue_table(glued, self.a_side, self.b_local, self.b_remote, out)
         return out
 
 

@@ -36,6 +36,10 @@ _FIELDS = {"key": ((), np.int64, 0), "elem": ((), np.int64, 0), "face": ((), np.
            "target_w": ((4,), float, 0.0), "target_elem": ((), np.int64, -1),
            "share": ((), float, 1.0), "placed": ((), np.bool_, False),
            "force": ((3,), float, 0.0)}
+#: The geometry of the step: written for every record (overlap) or every record in contact
+#: (the others) before the step reads it, so an insertion leaves these rows where they are.
+STEP_GEOMETRY = frozenset({"overlap", "normal", "slip", "own_w", "target_node", "target_w",
+                           "target_elem"})
 
 
 @njit(cache=True)
@@ -118,24 +122,29 @@ class ContactRecords:
         elements renumbered by ``renumber`` (old -> new index) where given, and their last
         step's normal force and status (what the summary counts). The arrays have room
         to spare, so that only the records after the first new one move (a linear pass at
-        memory speed, no sort) and the room grows by a quarter when it runs out."""
+        memory speed, no sort) and the room grows by a quarter when it runs out. The
+        geometry of the step (STEP_GEOMETRY) is rewritten before it is read, and does not
+        move."""
         n, m = len(self), len(key)
         at = np.searchsorted(self.key, key)
         if renumber is not None:
             self.elem[:] = renumber[self.elem]
         for name in _FIELDS:
             rows = getattr(self, name)
+            kept = name not in STEP_GEOMETRY
             store = self._store.get(name)
             if store is None or len(store) < n + m:
                 grown = np.empty((n + m + (n + m) // 4,) + rows.shape[1:], dtype=rows.dtype)
-                grown[:n] = rows
+                if kept:
+                    grown[:n] = rows
                 store = self._store[name] = grown
-            if m:
+            if m and kept:
                 open_rows(store.reshape(len(store), -1), n, at)
             setattr(self, name, store[:n + m])
         new = at + np.arange(m)
         for name, (_, _, start) in _FIELDS.items():
-            getattr(self, name)[new] = start
+            if name not in STEP_GEOMETRY:
+                getattr(self, name)[new] = start
         if self.kind == SEMI_SPRING:
             self.share[new] = 0.0
         self.key[new] = key
