@@ -116,9 +116,12 @@ class GluedBodies:
         self.elem = np.concatenate([a_side[:, 0], b_remote[:, 0]]).astype(np.int64)
         self.face = np.concatenate([a_side[:, 1], b_remote[:, 1]]).astype(np.int64)
         self.other = np.concatenate([a_side[:, 2], b_remote[:, 2]]).astype(np.int64)
-        self.boundary = np.zeros(len(self.elem), dtype=bool)
-        self.boundary[halo.send_idx] = True
-        self.boundary[halo.recv_idx] = True
+        boundary = np.zeros(len(self.elem), dtype=bool)
+        boundary[halo.send_idx] = True
+        boundary[halo.recv_idx] = True
+        self.rows = np.nonzero(boundary)[0]
+        self.at_send = np.searchsorted(self.rows, halo.send_idx)
+        self.at_recv = np.searchsorted(self.rows, halo.recv_idx)
         self.glued = np.full((len(gid), 6), -1, dtype=np.int64)
         self.across = np.full((len(gid), 6), -1, dtype=np.int64)
 
@@ -132,41 +135,43 @@ class GluedBodies:
         self.across[e, f] = np.where(here, other, -1)
         self.glued = glued.copy()
 
+    def _across(self, mine: np.ndarray) -> np.ndarray:
+        """Per face row on the partition boundary (``rows``), the value of the element on
+        the other side, given those of the elements on this side (``mine``)."""
+        values = np.zeros((len(self.elem), 1))
+        values[self.rows, 0] = mine
+        back = values.copy()
+        self.halo.forward(values.copy(), into=values)
+        self.halo.reverse_set(back)
+        out = mine.copy()
+        out[self.at_recv] = values[self.halo.recv_idx, 0].astype(np.int64)
+        out[self.at_send] = back[self.halo.send_idx, 0].astype(np.int64)
+        return out
+
     def __call__(self, glued: np.ndarray) -> Bodies:
-        comm, halo, elem = self.comm, self.halo, self.elem
+        comm, elem = self.comm, self.elem
         self._remember(glued)
         comp, label, part, any_held = _local_bodies(glued, self.across, self.mass, self.held,
                                                     self.gid)
         owner = np.full(len(label), comm.rank, dtype=np.int64)
-        remote = self.boundary & (glued[elem, self.face] == self.other)
+        rows = self.rows
+        here = comp[elem[rows]]
+        remote = glued[elem[rows], self.face[rows]] == self.other[rows]
+        at = here[remote]
         crossing = np.zeros(len(label), dtype=bool)
-        crossing[comp[elem[remote]]] = True
+        crossing[at] = True
         while True:
-            theirs = [_across(halo, mine[comp[elem]])[remote] for mine in (label, owner)]
+            theirs = [self._across(mine[here])[remote] for mine in (label, owner)]
             best = label.copy()
-            np.minimum.at(best, comp[elem[remote]], theirs[0])
+            np.minimum.at(best, at, theirs[0])
             changed = best < label
-            win = theirs[0] == best[comp[elem[remote]]]
-            at = comp[elem[remote]]
+            win = theirs[0] == best[at]
             owner[at[win & changed[at]]] = theirs[1][win & changed[at]]
             label = best
             if not comm.allreduce(bool(changed.any()), op=MPI.LOR):
                 break
         total = _owner_sums(comm, label, owner, crossing, part, any_held)
         return Bodies(label=label[comp], owner=owner[comp], mass=total[comp])
-
-
-def _across(halo, mine: np.ndarray) -> np.ndarray:
-    """Per face row, the value of the element on the other side of the partition (rows of
-    faces within this rank keep ``mine``)."""
-    forward = mine[:, None].astype(float)
-    back = forward.copy()
-    halo.forward(forward.copy(), into=forward)
-    halo.reverse_set(back)
-    out = mine.copy()
-    out[halo.recv_idx] = forward[halo.recv_idx, 0].astype(np.int64)
-    out[halo.send_idx] = back[halo.send_idx, 0].astype(np.int64)
-    return out
 
 
 def _owner_sums(comm, label, owner, crossing, part, any_held) -> np.ndarray:

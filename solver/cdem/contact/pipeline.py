@@ -206,6 +206,7 @@ class Contact:
         self.se.insert(key, elem, 2.0 * k_n, 2.0 * k_t, renumber)
         self.glued = glued
         self.bodies = self.own.bodies(glued)
+        self.own_rows = self._own_element_rows()
         self.fresh = np.zeros_like(active)
         if self.x_renewal is not None:
             self.pending = (self.candidates, self.gid, at)
@@ -221,7 +222,7 @@ class Contact:
 
     def _own_element_rows(self) -> np.ndarray:
         """The ghost-row fields (solver.cdem.contact.exchange.ghost_rows) of the own active
-        elements, but for their coordinates."""
+        elements, but for their coordinates (they change with the glue only)."""
         own, b = self.own_active, self.bodies
         return np.column_stack([self.own.gid[own], b.label[own], b.owner[own], b.mass[own],
                                 self.own.node_mass[own], self.own.omega[own]])
@@ -230,7 +231,7 @@ class Contact:
         """Contact elements: own active ones, then the ghosts; the bodies they belong to."""
         own = self.own_active
         self.n_own = len(own)
-        mine = self._own_element_rows()
+        mine = self.own_rows
         self.gid = np.concatenate([self.own.gid[own], ghosts.gid])
         self.active = np.concatenate([self.glued[own] < 0, ghosts.active])
         self.fresh_faces = np.concatenate([self.fresh[own], ghosts.fresh])
@@ -448,11 +449,14 @@ class Contact:
     def _exchange_ghosts(self, x: np.ndarray, du: np.ndarray, margin: float) -> None:
         """Ghost elements from the neighbours: those with a face within ``margin`` of this
         rank's search cells, with their coordinates and this step's increments; the
-        pattern of the bodies' sums."""
-        self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
+        pattern of the bodies' sums. Without ghosts (no ghost halo), the contact elements
+        are the own ones as set_glue or restore left them."""
+        if self.ghost_halo is not None:
+            self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
+            self.ghost_halo = None
         chosen = self._ghosts_for_neighbours(x, margin)
         own = self.own_active
-        fields = self._own_element_rows()
+        fields = self.own_rows
         send = [ghost_rows(fields[c], 8 * own[c], x[8 * own[c][:, None] + np.arange(8)],
                            self.active[c], self.fresh_faces[c]) for c in chosen]
         payload = np.concatenate(send) if send else np.zeros((0, GHOST_WIDTH))
@@ -545,6 +549,7 @@ class Contact:
                                  -1), gid, NONE_INSERTED)
         if scalars.get("pending"):
             self.fresh[self.own_active] = tables["renewal"]["fresh"]
+            self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
         else:
             self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
             self.candidates = self._carried_candidates()
