@@ -61,13 +61,15 @@ def _step_bytes(model) -> float:
     slot indices, 6 spring constants, x of 4 A nodes and du of 8 nodes read; u_n, f_s, state
     read and written; 8 slot forces written.
     """
-    m = model.nodes
-    node = (m.f_int.nbytes + model.springs.f_slot.nbytes + m.f_contact.nbytes + m.mass.nbytes
+    m, s = model.nodes, model.springs
+    node = (m.f_int.nbytes + s.f_slot.nbytes + m.f_contact.nbytes + m.mass.nbytes
             + m.fixed.nbytes + m.held_velocity.nbytes + 2 * m.v.nbytes + 2 * m.x.nbytes
             + m.du.nbytes)
     element = m.x.nbytes + m.du.nbytes + 2 * model.elements.stress.nbytes + m.f_int.nbytes
-    per_face = 2 * 8 * 8 + 6 * 8 + 4 * 24 + 8 * 24 + 2 * (4 * 8 + 4 * 24 + 4) + 8 * 24
-    return float(node + element + per_face * len(model.springs))
+    indices = 8 * (s.node_i.itemsize + s.slot_i.itemsize)
+    per_face = (indices + 6 * 8 + 4 * 24 + 8 * 24 + 2 * (4 * 8 + 4 * 24 + 4 * s.state.itemsize)
+                + 8 * 24)
+    return float(node + element + per_face * len(s))
 
 
 def _measure(comm, cfg: Config, mesh, steps: int) -> dict:

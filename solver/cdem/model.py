@@ -380,8 +380,9 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
     area = part.faces.area / 4.0
     n_f = len(owned)
     springs = InterfaceSprings(
-        face_gid=part.faces.gid[owned], node_i=node_i.astype(np.int64),
-        node_j=node_j.astype(np.int64), slot_i=slot_i, slot_j=slot_j,
+        face_gid=part.faces.gid[owned], node_i=node_i.astype(np.int32),
+        node_j=node_j.astype(np.int32), slot_i=slot_i.astype(np.int8),
+        slot_j=slot_j.astype(np.int8),
         k_n=(k_area_n * area)[owned], k_s=(k_area_s * area)[owned], area=area[owned],
         tensile=tensile[owned], cohesion=cohesion[owned], tan_phi=tan_phi[owned],
         u_n=np.zeros((n_f, 4)), f_s=np.zeros((n_f, 4, 3)),

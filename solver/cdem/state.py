@@ -66,7 +66,8 @@ class Elements:
 class InterfaceSprings:
     """The interface springs this rank owns (faces whose A element is here), 4 per face:
     face_gid (m,) global face ids; node_i, node_j (m, 4) A and B node rows (B: own or ghost
-    rows of ``du``); slot_i, slot_j (m, 4) the springs' slots at those nodes; k_n, k_s (m,)
+    rows of ``du``; int32, 4 bytes less a node than int64 in the step's traffic); slot_i,
+    slot_j (m, 4) the springs' slots at those nodes (0..2, int8); k_n, k_s (m,)
     spring constants [N/m]; area (m,) spring area [m2]; tensile, cohesion, tan_phi (m,)
     strength; u_n (m, 4) normal opening, f_s (m, 4, 3) shear force, state (m, 4) INTACT /
     BROKEN_*; f_slot (n + ghosts, 3, 3) the spring force in each node's three face slots."""
