@@ -25,7 +25,8 @@ from solver.cdem.contact.law import stable_dashpot_mass
 from solver.cdem.model import model_from_mesh
 from solver.cdem.run import time_step
 from solver.cdem.timeloop import TimeLoop
-from solver.contact_laws.laws import clamped_restitution, damping_ratio_from_restitution
+from solver.contact_laws.laws import (BROKEN_TENSION, clamped_restitution,
+                                      damping_ratio_from_restitution)
 from solver.mesh.build import mesh_from_config
 
 K_AREA = 1e10           # contact stiffness per area [Pa/m]
@@ -191,3 +192,45 @@ def test_glued_bodies_are_labelled_and_weighed_alike_on_any_partition():
     assert np.array_equal(serial.label[serial_gid], np.repeat([0, 8, 14], [8, 6, 2]))
     assert np.array_equal(serial.mass[serial_gid],
                           np.repeat([np.inf, 6 * DENSITY, 2 * DENSITY], [8, 6, 2]))
+
+
+@pytest.mark.mpi(min_size=2)
+def test_broken_faces_split_the_bodies_alike_on_any_partition():
+    """Two rows of 4 glued elements (ids 0..3 and 4..7 along x), every face between the
+    rows broken by hand, and the faces 1|2 and 6|7 too; the partition cuts both rows
+    between x = 1 and 2, so a broken face (1|2) and a glued one (5|6) cross ranks. The glue
+    table loses exactly the broken faces, and the bodies {0, 1}, {2, 3}, {4, 5, 6}, {7}
+    get their smallest id and their mass, on 2 ranks as on one."""
+    case = {"mesh": {"boxes": [{"n": [4, 2, 1], "size": [4.0, 2.0, 1.0]}]},
+            "materials": [{"density": DENSITY, "youngs_modulus": 1e9}],
+            "contact": {"enabled": True}, "partitioner": "rcb",
+            "stages": [{"kind": "dynamic", "max_steps": 1}]}
+    broken = {(0, 4), (1, 5), (2, 6), (3, 7), (1, 2), (6, 7)}
+
+    def split(comm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        cfg = from_dict(Config, case, "rows", "", None)
+        mesh = mesh_from_config(cfg.mesh, "rows") if comm.rank == 0 else None
+        model = model_from_mesh(comm, cfg, mesh, "rows")
+        gid, ifc, state = model.elements.gid, model.interfaces, model.springs.state
+        for q, (a, _, b) in enumerate(ifc.a_side):
+            if (gid[a], b) in broken:
+                state[q] = BROKEN_TENSION
+        glued = ifc.glued_neighbours(state, len(gid))
+        model.contact.set_glue(glued)
+        bodies = model.contact.bodies
+        table = np.full((8, 6), -1, dtype=np.int64)
+        table[gid] = glued
+        rows = np.zeros((8, 3))
+        rows[gid] = np.column_stack([bodies.label, bodies.mass, np.full(len(gid), comm.rank)])
+        comm.Allreduce(MPI.IN_PLACE, table, op=MPI.MAX)
+        comm.Allreduce(MPI.IN_PLACE, rows, op=MPI.SUM)
+        return table, rows[:, :2], rows[:, 2]
+
+    table, rows, rank = split(MPI.COMM_WORLD)
+    serial_table, serial_rows, _ = split(MPI.COMM_SELF)
+    assert rank[1] != rank[2] and rank[5] != rank[6]
+    assert np.array_equal(table, serial_table) and np.array_equal(rows, serial_rows)
+    neighbours = {e: set(serial_table[e][serial_table[e] >= 0]) for e in range(8)}
+    assert neighbours == {0: {1}, 1: {0}, 2: {3}, 3: {2}, 4: {5}, 5: {4, 6}, 6: {5}, 7: set()}
+    assert np.array_equal(serial_rows[:, 0], [0, 0, 2, 2, 4, 4, 4, 7])
+    assert np.array_equal(serial_rows[:, 1], DENSITY * np.array([2, 2, 2, 2, 3, 3, 3, 1]))
