@@ -25,8 +25,11 @@ from solver.cdem.contact.law import stable_dashpot_mass
 from solver.cdem.model import model_from_mesh
 from solver.cdem.run import time_step
 from solver.cdem.timeloop import TimeLoop
-from solver.contact_laws.laws import (BROKEN_TENSION, clamped_restitution,
-                                      damping_ratio_from_restitution)
+from solver.contact_laws.laws import (
+    BROKEN_TENSION,
+    clamped_restitution,
+    damping_ratio_from_restitution,
+)
 from solver.mesh.build import mesh_from_config
 
 K_AREA = 1e10           # contact stiffness per area [Pa/m]
