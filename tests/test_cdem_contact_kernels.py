@@ -403,7 +403,7 @@ def test_overlap_inside_an_element_is_the_distance_to_its_nearest_bilinear_face(
                np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
                np.zeros(1), np.zeros(1, dtype=bool)]
         semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 2, gid, active,
-                             frames, candidates, np.array([1]), np.array([0]), np.array([0]),
+                             gid, frames, candidates, np.array([1]), np.array([0]), np.array([0]),
                              alpha, 1e-4, *out)
         point = weights @ x[8 + FACES[0]]
         depth = min(_distance_to_bilinear_face(target[FACES[f]], point) for f in range(6))
