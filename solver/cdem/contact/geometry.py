@@ -487,10 +487,12 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
     is that of a contact already formed and is kept while ``placed`` (whether the
     semi-spring is at a place) stays the same. Returns the deepest overlap [m].
 
-    A potential target on an element the point already lies inside of (an accepted face
-    with delta < 0, whose element's nearest face is then known) is passed over where its
-    plane bound (plane distance + WARP_BOUND warp, _nearest_face) cannot raise its body's
-    largest delta."""
+    A potential target is passed over where its plane bound (plane distance + WARP_BOUND
+    warp, _nearest_face) cannot raise its body's largest delta, and where the point lies
+    outside that body (its largest delta >= 0) or the target's element is one the point
+    lies inside of (an accepted face with delta < 0, whose element's nearest face is then
+    known): a face below the point leads to the element's nearest face, no higher than the
+    body's largest delta in either case."""
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
     deepest = 0.0
@@ -524,7 +526,8 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
             k = 0
             while k < n_inside and inside[k] != ct:
                 k += 1
-            if k < n_inside and b_d[i] >= plane + WARP_BOUND * frames[fc, 6] + round_off:
+            if ((k < n_inside or (i < n_bodies and b_d[i] >= 0.0))
+                    and b_d[i] >= plane + WARP_BOUND * frames[fc, 6] + round_off):
                 continue
             xs = x if ct < n_own else gx
             accepted, d, c_xi, c_eta, _, _, _, c_n0, c_n1, c_n2, g = _face_contact(
