@@ -480,7 +480,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
                          elem, face, vertex, alpha, tol, target, overlap, normal, slip, own_w,
                          target_node, target_w, target_elem, share, placed):
     """Target face, overlap, normal, slip and share of every semi-spring (module
-    docstring): per body (``body``, the body label of each contact element) the face of the
+    docstring): per body (``body``: each contact element's body, by any numbering) the face of the
     largest signed distance, and of those the deepest contact, or where the point is in
     contact with no body the nearest face within the tolerance. Open semi-springs get
     overlap 0 and share 0 (target: the face within the tolerance, or -1); a share above 0
