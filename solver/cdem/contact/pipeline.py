@@ -283,9 +283,8 @@ class Contact:
         deepest = semi_spring_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.body_of, self.frames, self.candidates, ss.elem, ss.face, ss.vertex, p.alpha,
-            p.tol, ss.target,
-            ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node, ss.target_w,
-            ss.target_elem, ss.share, ss.placed)
+            p.tol, ss.target, ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node,
+            ss.target_w, ss.target_elem, ss.share, ss.placed)
         edge_deepest = semi_edge_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
