@@ -244,6 +244,26 @@ def _in_edge_cone(frames, qa, qb, m0, m1, m2):
 
 
 @njit(cache=True, inline="always")
+def _position(items, n, value):
+    """Index of ``value`` among the first n entries of ``items``, or n where it is not
+    there (the short per-point lists of the searches: bodies, elements)."""
+    i = 0
+    while i < n and items[i] != value:
+        i += 1
+    return i
+
+
+@njit(cache=True, inline="always")
+def _deeper(d, than):
+    """Whether a body at signed distance d is the target rather than one at ``than``
+    (semi_spring_geometry): a penetration beats no penetration, the deeper penetration
+    the shallower, and without penetration the larger distance."""
+    if d < 0.0:
+        return than >= 0.0 or d < than
+    return than >= 0.0 and d > than
+
+
+@njit(cache=True, inline="always")
 def _area(a0, a1, a2, b0, b1, b2, c0, c1, c2, n0, n1, n2):
     """Twice the signed area of triangle a, b, c seen along the normal n."""
     u0, u1, u2 = b0 - a0, b1 - a1, b2 - a2
@@ -520,12 +540,8 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
             admitted, plane = _plane_admits(frames, ct, fc, p0, p1, p2, tol)
             if not admitted:
                 continue
-            i = 0
-            while i < n_bodies and b_body[i] != body[ct]:
-                i += 1
-            k = 0
-            while k < n_inside and inside[k] != ct:
-                k += 1
+            i = _position(b_body, n_bodies, body[ct])
+            k = _position(inside, n_inside, ct)
             if ((k < n_inside or (i < n_bodies and b_d[i] >= 0.0))
                     and b_d[i] >= plane + WARP_BOUND * frames[fc, 6] + round_off):
                 continue
@@ -548,8 +564,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
                 c_xi, c_eta, c_n0, c_n1, c_n2)
         best = -1
         for i in range(n_bodies):
-            if best < 0 or (b_d[i] < 0.0 and (b_d[best] >= 0.0 or b_d[i] < b_d[best])) or (
-                    b_d[i] >= 0.0 and b_d[best] >= 0.0 and b_d[i] > b_d[best]):
+            if best < 0 or _deeper(b_d[i], b_d[best]):
                 best = i
         delta = -np.inf
         xi = eta = n0 = n1 = n2 = 0.0
@@ -662,9 +677,7 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
                     and _beyond(frames, fc, e0, e1, e2, tol) > 0.0):
                 continue
             ct = fc // 6
-            i = 0
-            while i < n_tested and tested[i] != ct:
-                i += 1
+            i = _position(tested, n_tested, ct)
             if i == n_tested:
                 tested[i] = ct
                 entered[i] = _segment_enters(frames, ct, a0, a1, a2, e0, e1, e2, tol)
