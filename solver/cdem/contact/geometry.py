@@ -299,9 +299,12 @@ def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted=False):
     before the triangles are tried: the projected face lies within it. ``admitted``: the
     caller ran _plane_admits on the face already, and it passed."""
     fc = 6 * ct + ft
-    delta = plane_distance(frames, fc, p0, p1, p2)
-    if not admitted and not _plane_admits(frames, ct, fc, p0, p1, p2, tol)[0]:
-        return False, delta, 0.0, 0.0
+    if admitted:
+        delta = plane_distance(frames, fc, p0, p1, p2)
+    else:
+        admitted, delta = _plane_admits(frames, ct, fc, p0, p1, p2, tol)
+        if not admitted:
+            return False, delta, 0.0, 0.0
     n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
     q0 = p0 - delta * n0
     q1 = p1 - delta * n1
