@@ -105,6 +105,16 @@ def test_restart_refuses_a_checkpoint_of_another_case(tmp_path):
         _run(MPI.COMM_SELF, tmp_path, restart=True, digest="case-b")
 
 
+def test_restart_refuses_a_checkpoint_of_another_format(tmp_path):
+    """A checkpoint written by a solver whose tables differ (format 1 had no semi-spring
+    offsets) is refused with a clear error, not read into a state it does not fill."""
+    _run(MPI.COMM_SELF, tmp_path)
+    manifest = tmp_path / "checkpoint" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"format": 2', '"format": 1'))
+    with pytest.raises(InputError, match="another version of the solver"):
+        _run(MPI.COMM_SELF, tmp_path, restart=True)
+
+
 @pytest.mark.mpi(min_size=2)
 @pytest.mark.parametrize("after_break", [False, True], ids=["step 400", "after a break"])
 def test_restart_on_another_rank_count_continues_to_the_last_bit(mpi_tmp_path, after_break):

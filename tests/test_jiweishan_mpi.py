@@ -48,13 +48,26 @@ def _close(a, b) -> bool:
     return a == b
 
 
+def _without_balance(results: dict) -> dict:
+    energy = {k: v for k, v in results["energy"].items() if k != "balance_error"}
+    return {k: v for k, v in dict(results, energy=energy).items() if k != "energy_error"}
+
+
+def _same_balance(a: dict, b: dict) -> bool:
+    """The balance residual, a difference of sums of about the gravity work, to round-off
+    of that work (its own size can be a millionth of it)."""
+    scale = abs(a["energy"]["gravity_work"])
+    return (abs(a["energy"]["balance_error"] - b["energy"]["balance_error"]) <= 1e-12 * scale
+            and abs(a["energy_error"] - b["energy_error"]) <= 1e-12)
+
+
 @pytest.mark.mpi(min_size=2)
 def test_coarse_case_moves_the_same_on_1_and_2_ranks(tmp_path):
     """12 s of runout after the failure (the mass breaks up, blocks cross rank borders and
     meet in contact): results agree, node positions agree to the last bit."""
     comm = MPI.COMM_WORLD
     base = comm.bcast(tmp_path, root=0)
-    phi = _study().friction_overrides(CASES / "jiweishan.toml", 12.0)
+    phi = _study().friction_overrides(CASES / "jiweishan.toml", 10.0)
     case = load_case(CASES / "jiweishan.toml", phi + ["stages[2].duration=12.0",
                                                       "output.every=0"])
     spread = run(case, RunContext(comm=comm, out_dir=base / "all", quiet=True)).results
@@ -64,7 +77,8 @@ def test_coarse_case_moves_the_same_on_1_and_2_ranks(tmp_path):
                                      quiet=True)).results
         checks = {"failed and broken": spread["failed"] and spread["broken_fraction"] > 0.2,
                   "in contact": spread["contact"]["in_compression"] > 0,
-                  "same results": _close(spread, alone),
+                  "same balance": _same_balance(spread, alone),
+                  "same results": _close(_without_balance(spread), _without_balance(alone)),
                   "same nodes": np.array_equal(_final_nodes(base / "all"),
                                                _final_nodes(base / "one"))}
     checks = comm.bcast(checks, root=0)
@@ -76,7 +90,7 @@ def test_coarse_case_moves_the_same_on_1_and_2_ranks(tmp_path):
 def test_sliding_distance_falls_with_friction_and_stops_above_critical(tmp_path):
     comm = MPI.COMM_WORLD
     base = comm.bcast(tmp_path, root=0)
-    angles = [12.0, 16.0, 24.0]
+    angles = [10.0, 14.0, 24.0]
     rows = _study().friction_sweep(comm, CASES / "jiweishan.toml", angles, base,
                                    ["output.vtk=false"])
     ok = None

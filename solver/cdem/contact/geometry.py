@@ -83,6 +83,24 @@ semi-edges whose point P left the element by a face's plane at depth 1.3e12 J.
   other (each holds its own semi-spring at the node, only one of them under the point);
   the stored energy then jumped by (w_new - w_old) K_n delta^2 / 2 that no motion paid for.
 
+A semi-spring contact forms only as its point approaches the target (Feng et al. 2014,
+section 4.1: a contact is created once the point comes to the face), with the overlap the
+approach made: where the point lay below the target already when the step began (depth
+delta_0 = -delta - a, with a = -(u - u_t) . n its approach over the step, u and u_t the
+increments of the point and of the target's point under it), the contact keeps that depth
+as its offset and its overlap is -delta - offset, the depth gained since it formed; it
+opens where the point comes back to that depth. A point comes to lie below a target
+without approaching it where it crossed a glued face into an element whose own active
+faces are far (a block's internal edge: the element's "depth" then counts metres), where
+a face came among its potential targets, a target was renewed or a block broke free while
+it lay behind it, or where a block was placed overlapping another. At the depth alone,
+each such contact held a stored energy w K_n delta^2 / 2 no motion paid for, which its
+spring gave to the blocks in a kick (the Jiweishan resolution study's level 3: up to 24 m
+deep, 6.5e12 J on forming, most of it taken back as they vanished a step later; a block
+placed 0.022 m into a base broke its interface springs under a load no motion had made). The offset of a contact
+that forms by approach from outside the target is 0 (to first order in the face's turn
+over the step), so the overlap is its depth, as the paper has it.
+
 Semi-edge (Feng et al. 2014 section 4.3, Eqs. 11-12): the segment joining the semi-springs
 of vertices v and v + 1. Only block edges take part (``ridge``: the edge's other face on the
 same element is active too; an edge between two coplanar faces of glued elements is not an
@@ -501,14 +519,16 @@ def _partner_in_contact(x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, to
 @njit(cache=True)
 def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames, candidates,
                          elem, face, vertex, alpha, tol, target, overlap, normal, slip, own_w,
-                         target_node, target_w, target_elem, share, placed):
+                         target_node, target_w, target_elem, share, placed, offset):
     """Target face, overlap, normal, slip and share of every semi-spring (module
     docstring): per body (``body``: each contact element's body, by any numbering) the face of the
     largest signed distance, and of those the deepest contact, or where the point is in
     contact with no body the nearest face within the tolerance. Open semi-springs get
     overlap 0 and share 0 (target: the face within the tolerance, or -1); a share above 0
     is that of a contact already formed and is kept while ``placed`` (whether the
-    semi-spring is at a place) stays the same. Returns the deepest overlap [m].
+    semi-spring is at a place) stays the same. A forming contact sets ``offset``, its depth
+    beyond this step's approach (module docstring), which the overlap leaves out while the
+    contact lasts. Returns the deepest overlap [m].
 
     A potential target is passed over where its plane bound (plane distance + WARP_BOUND
     warp, _nearest_face) cannot raise its body's largest delta, and where the point lies
@@ -591,17 +611,6 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
             share[s] = 0.0
             placed[s] = False
             continue
-        overlap[s] = -delta
-        deepest = max(deepest, -delta)
-        normal[s, 0] = n0
-        normal[s, 1] = n1
-        normal[s, 2] = n2
-        target_elem[s] = ct
-        at_place, w = _place(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol)
-        if share[s] == 0.0 or at_place != placed[s]:
-            share[s] = 0.5 if at_place and _partner_in_contact(
-                x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, tol) else 1.0
-        placed[s] = at_place
         us = du if ct < n_own else gdu
         weights = (0.25 * (1.0 - xi) * (1.0 - eta), 0.25 * (1.0 + xi) * (1.0 - eta),
                    0.25 * (1.0 + xi) * (1.0 + eta), 0.25 * (1.0 - xi) * (1.0 + eta))
@@ -611,12 +620,31 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
             m0 += weights[k] * us[r, 0]
             m1 += weights[k] * us[r, 1]
             m2 += weights[k] * us[r, 2]
+        d0, d1, d2 = u0 - m0, u1 - m1, u2 - m2
+        if share[s] == 0.0:
+            offset[s] = max(0.0, d0 * n0 + d1 * n1 + d2 * n2 - delta)
+        if -delta <= offset[s]:
+            share[s] = 0.0
+            placed[s] = False
+            continue
+        overlap[s] = -delta - offset[s]
+        deepest = max(deepest, overlap[s])
+        normal[s, 0] = n0
+        normal[s, 1] = n1
+        normal[s, 2] = n2
+        target_elem[s] = ct
+        at_place, w = _place(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol)
+        if share[s] == 0.0 or at_place != placed[s]:
+            share[s] = 0.5 if at_place and _partner_in_contact(
+                x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, tol) else 1.0
+        placed[s] = at_place
+        for k in range(4):
             own_w[s, k] = w_vertex if k == v else w_other
             target_node[s, k] = 8 * ct + FACES[ft, k]
             target_w[s, k] = weights[k]
-        slip[s, 0] = u0 - m0
-        slip[s, 1] = u1 - m1
-        slip[s, 2] = u2 - m2
+        slip[s, 0] = d0
+        slip[s, 1] = d1
+        slip[s, 2] = d2
     return deepest
 
 

@@ -284,7 +284,7 @@ class Contact:
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.body_of, self.frames, self.candidates, ss.elem, ss.face, ss.vertex, p.alpha,
             p.tol, ss.target, ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node,
-            ss.target_w, ss.target_elem, ss.share, ss.placed)
+            ss.target_w, ss.target_elem, ss.share, ss.placed, ss.offset)
         edge_deepest = semi_edge_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
@@ -506,7 +506,7 @@ class Contact:
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
-        history keyed by record key (with the semi-springs' shares and places), their
+        history keyed by record key (with the semi-springs' shares, places and offsets), their
         potential targets as global face ids, the positions at the last renewal keyed by
         element id (and the fresh faces, when a partial renewal is pending); the counters
         (global values where the summary reduces them, see :meth:`restore`)."""
@@ -519,6 +519,7 @@ class Contact:
         tables["semi_springs"]["candidates"] = faces
         tables["semi_springs"]["share"] = self.ss.share
         tables["semi_springs"]["placed"] = self.ss.placed
+        tables["semi_springs"]["offset"] = self.ss.offset
         keys = self.own.gid[self.own_active]
         renewed = self.x_renewal is not None
         tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
@@ -543,6 +544,7 @@ class Contact:
                 getattr(rec, field)[:] = tables[name][field]
         self.ss.share[:] = tables["semi_springs"]["share"]
         self.ss.placed[:] = tables["semi_springs"]["placed"]
+        self.ss.offset[:] = tables["semi_springs"]["offset"]
         faces = tables["semi_springs"]["candidates"]
         gid = np.unique(faces[faces >= 0] // 6)
         self.pending = (np.where(faces >= 0, 6 * np.searchsorted(gid, faces // 6) + faces % 6,

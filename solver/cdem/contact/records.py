@@ -34,7 +34,7 @@ _FIELDS = {"key": ((), np.int64, 0), "elem": ((), np.int64, 0), "face": ((), np.
            "normal": ((3,), float, 0.0), "slip": ((3,), float, 0.0),
            "own_w": ((4,), float, 0.0), "target_node": ((4,), np.int64, -1),
            "target_w": ((4,), float, 0.0), "target_elem": ((), np.int64, -1),
-           "share": ((), float, 1.0), "placed": ((), np.bool_, False),
+           "share": ((), float, 1.0), "placed": ((), np.bool_, False), "offset": ((), float, 0.0),
            "force": ((3,), float, 0.0)}
 #: The geometry of the step: written for every record (overlap) or every record in contact
 #: (the others) before the step reads it, so an insertion leaves these rows where they are.
@@ -70,7 +70,9 @@ class ContactRecords:
     semi-spring 1/2 where another semi-spring sits at the same place in contact with the
     carrying face (Feng et al. 2014, section 5), else 1, and 0 while open; 1 for a
     semi-edge; placed (n,) whether the semi-spring is at a place (a vertex of its target
-    face within reach of its own).
+    face within reach of its own); offset (n,) a semi-spring's depth below its target when
+    its contact formed less that step's approach, subtracted from its depth while the
+    contact lasts (solver.cdem.contact.geometry).
     Geometry of this step (written by solver.cdem.contact.geometry): overlap (n,) > 0 in
     contact; normal (n, 3) unit normal out of the target;
     slip (n, 3) relative displacement increment; own_w (n, 4) weights of the carrying
@@ -100,6 +102,7 @@ class ContactRecords:
     target_elem: np.ndarray
     share: np.ndarray
     placed: np.ndarray
+    offset: np.ndarray
     force: np.ndarray
     _store: dict = field(default_factory=dict, repr=False)
 
