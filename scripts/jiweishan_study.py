@@ -64,7 +64,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAPER_SLOPES = {"dacn": 0.90, "dacw": -0.19}
 FRICTION_COLUMNS = ["friction_deg", "sliding_distance_m", "runout_m", "broken_fraction",
                     "sliding_faces_broken_fraction", "deposit_thickness_max_m",
-                    "peak_speed_mps", "failed", "stopped", "runout_time_s", "wall_s"]
+                    "peak_speed_mps", "failed", "stopped", "runout_time_s", "energy_error",
+                    "wall_s"]
 RESOLUTION_COLUMNS = ["level", "elements", "sliding_elements", "dt_s", "steps",
                       "sliding_distance_m", "runout_m", "broken_fraction",
                       "deposit_thickness_max_m", "peak_speed_mps", "energy_error",

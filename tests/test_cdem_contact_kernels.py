@@ -10,6 +10,7 @@ from solver.cdem.contact.exchange import ShareBuffers, ordered_sums
 from solver.cdem.contact.geometry import (FRAME_WIDTH, _bilinear_projection, _face_accepts,
                                           _nearest_face, face_frames, semi_edge_geometry,
                                           semi_spring_geometry)
+from solver.cdem.contact.law import contact_law
 from solver.cdem.contact.records import N_CANDIDATES
 from solver.mesh.topology import FACES
 
@@ -401,7 +402,7 @@ def test_overlap_inside_an_element_is_the_distance_to_its_nearest_bilinear_face(
         face_frames(x, no_ghosts, base, 2, frames, centroid)
         out = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
                np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-               np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
+               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
         semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 2, gid, active,
                              gid, frames, candidates, np.array([1]), np.array([0]), np.array([0]),
                              alpha, 1e-4, *out)
@@ -493,7 +494,8 @@ def _edge_overlaps(heights, alpha=0.01, tol=1e-4):
     candidates[:, :6] = np.arange(6)
     base, gid, active = np.array([0, 8]), np.array([0, 1]), np.ones((2, 6), dtype=bool)
     state = [np.full(24, -1), np.zeros(24), np.zeros((24, 3)), np.zeros((24, 3)),
-             np.zeros((24, 4)), np.full((24, 4), -1), np.zeros((24, 4)), np.full(24, -1)]
+             np.zeros((24, 4)), np.full((24, 4), -1), np.zeros((24, 4)), np.full(24, -1),
+             np.zeros(24, dtype=bool)]
     no_ghosts = np.zeros((0, 3))
     overlaps = []
     for i, z in enumerate(heights):
@@ -554,7 +556,7 @@ def test_a_face_within_the_tolerance_does_not_mask_a_body_the_point_has_sunk_int
         candidates[0, :len(potential)] = potential
         out = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
                np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-               np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
+               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
         semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 3, gid, active,
                              gid, frames, candidates, np.array([2]), np.array([0]),
                              np.array([0]), alpha, tol, *out)
@@ -586,7 +588,7 @@ def _semi_spring_overlaps(heights, alpha=0.01, tol=1e-4):
     candidates[0, 0] = int(np.argmax(frames[0:6, 5]))
     state = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
              np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-             np.zeros(1), np.zeros(1, dtype=bool), np.zeros(1)]
+             np.zeros(1, dtype=bool), np.zeros(1), np.zeros(1, dtype=bool), np.zeros(1)]
     overlaps = []
     for i, z in enumerate(heights):
         x = np.vstack([floor, block + [0.0, 0.0, z]])
@@ -614,3 +616,28 @@ def test_semi_spring_contact_is_loaded_only_by_the_points_approach():
     deep = np.array([-0.5, -0.51, -0.52, -0.53, -0.52, -0.508, -0.502, -0.499, -0.49])
     expected = [0.0, 0.01, 0.02, 0.03, 0.02, 0.008, 0.002, 0.0, 0.0]
     assert np.allclose(_semi_spring_overlaps(deep), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("retargeted", [False, True])
+def test_a_dashpot_force_is_booked_at_the_rate_of_the_target_it_acted_on(retargeted):
+    """The dashpot force of a step acts over the next one and is booked then at the mean of
+    the two steps' overlap rates; where the target changed, the next rate is that against
+    the new target, which the force never acted on, and the force is booked at its own
+    rate. (Booked at the mean, the coarse Jiweishan runout lost 1.4e11 J, 0.26 % of its
+    gravity work, over 1,700 retargets while loaded.)"""
+    dt, k_n, rates = 1e-3, 1e6, (2.0, -5.0)
+    one = np.ones(1)
+    f_t, f_n, status, dashpot = np.zeros((1, 3)), np.zeros(1), np.full(1, 2), np.zeros((1, 2))
+    force, tally = np.zeros((1, 3)), np.zeros(3)
+    for step, rate in enumerate(rates):
+        slip = np.array([[0.0, 0.0, -rate * dt]])
+        contact_law(np.array([1e-3 * (1 + step)]), np.array([[0.0, 0.0, 1.0]]), slip,
+                    np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64),
+                    np.array([retargeted and step == 1]), one, k_n * one, k_n * one, 0.3,
+                    np.array([0, 1]), np.full(2, 1e3), np.full(2, k_n), np.full(2, np.inf),
+                    0.5, dt, f_t, f_n, status, dashpot, force, tally)
+        if step == 0:
+            damping_force = dashpot[0, 0]
+            assert damping_force > 0.0 and dashpot[0, 1] == rates[0]
+    booked = damping_force * (rates[0] if retargeted else 0.5 * sum(rates)) * dt
+    assert tally[1] == pytest.approx(booked, rel=1e-12)

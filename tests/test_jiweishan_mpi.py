@@ -88,6 +88,10 @@ def test_coarse_case_moves_the_same_on_1_and_2_ranks(tmp_path):
 @pytest.mark.slow
 @pytest.mark.mpi(min_size=2)
 def test_sliding_distance_falls_with_friction_and_stops_above_critical(tmp_path):
+    """The mass runs out at 10 deg, fails and stops at 14 deg, holds at 24 deg. The runout's
+    energy balance closes to 0.1 % of its gravity work (measured 0.03 %; 0.27 % while the
+    dashpot of a contact whose target changed was booked at the new target's rate), the
+    shorter runs' to 1 % of theirs (0.39 % and 0.20 %, of a far smaller gravity work)."""
     comm = MPI.COMM_WORLD
     base = comm.bcast(tmp_path, root=0)
     angles = [10.0, 14.0, 24.0]
@@ -98,6 +102,8 @@ def test_sliding_distance_falls_with_friction_and_stops_above_critical(tmp_path)
         distance = [r["sliding_distance_m"] for r in rows]
         ok = (distance[0] > distance[1] > distance[2]
               and [r["failed"] for r in rows] == [True, True, False]
-              and all(r["stopped"] for r in rows[:2]) and distance[2] < 1.0)
+              and all(r["stopped"] for r in rows[:2]) and distance[2] < 1.0
+              and rows[0]["energy_error"] < 1e-3
+              and all(r["energy_error"] < 1e-2 for r in rows))
         print(rows)
     assert comm.bcast(ok, root=0)

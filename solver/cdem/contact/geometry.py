@@ -519,7 +519,7 @@ def _partner_in_contact(x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, to
 @njit(cache=True)
 def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames, candidates,
                          elem, face, vertex, alpha, tol, target, overlap, normal, slip, own_w,
-                         target_node, target_w, target_elem, share, placed, offset):
+                         target_node, target_w, target_elem, retargeted, share, placed, offset):
     """Target face, overlap, normal, slip and share of every semi-spring (module
     docstring): per body (``body``: each contact element's body, by any numbering) the face of the
     largest signed distance, and of those the deepest contact, or where the point is in
@@ -604,6 +604,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
             continue
         ct = best // 6
         ft = best - 6 * ct
+        retargeted[s] = target[s] != 6 * gid[ct] + ft
         target[s] = 6 * gid[ct] + ft
         xs = x if ct < n_own else gx
         bt = base[ct]
@@ -667,7 +668,7 @@ def _edge_gap(a0, a1, a2, u0, u1, u2, q0, q1, q2, g0, g1, g2, m0, m1, m2):
 @njit(cache=True)
 def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroid, candidates,
                        elem, face, vertex, alpha, tol, target, overlap, normal, slip,
-                       own_w, target_node, target_w, target_elem):
+                       own_w, target_node, target_w, target_elem, retargeted):
     """Target edge, overlap, normal and slip of every semi-edge (module docstring). Returns
     the deepest penetration -d [m]."""
     w_other = 0.25 * alpha
@@ -781,6 +782,7 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
             continue
         ct = best // 24
         target[s] = 4 * (6 * gid[ct] + (best // 4) % 6) + best % 4
+        retargeted[s] = target[s] != held
         overlap[s] = -best_d - tol
         deepest = max(deepest, -best_d)
         normal[s, 0] = bn0

@@ -284,12 +284,12 @@ class Contact:
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.body_of, self.frames, self.candidates, ss.elem, ss.face, ss.vertex, p.alpha,
             p.tol, ss.target, ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node,
-            ss.target_w, ss.target_elem, ss.share, ss.placed, ss.offset)
+            ss.target_w, ss.target_elem, ss.retargeted, ss.share, ss.placed, ss.offset)
         edge_deepest = semi_edge_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
             p.tol, se.target, se.overlap, se.normal, se.slip, se.own_w, se.target_node,
-            se.target_w, se.target_elem)
+            se.target_w, se.target_elem, se.retargeted)
         if dt != self.dt:
             self.dt = dt
             self.stable_mass = stable_dashpot_mass(self.node_mass, self.omega,
@@ -308,7 +308,7 @@ class Contact:
         stored = 0.0
         for rec in (ss, se):
             _, energy = contact_law(rec.overlap, rec.normal, rec.slip, rec.elem,
-                                    rec.target_elem, rec.share, rec.k_n, rec.k_t,
+                                    rec.target_elem, rec.retargeted, rec.share, rec.k_n, rec.k_t,
                                     p.damping_ratio, self.body_of, self.body_mass,
                                     self.body_sum, self.stable_mass, p.mu, dt, rec.f_t, rec.f_n,
                                     rec.status, rec.dashpot, rec.force, self.tally)

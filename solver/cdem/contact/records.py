@@ -34,12 +34,13 @@ _FIELDS = {"key": ((), np.int64, 0), "elem": ((), np.int64, 0), "face": ((), np.
            "normal": ((3,), float, 0.0), "slip": ((3,), float, 0.0),
            "own_w": ((4,), float, 0.0), "target_node": ((4,), np.int64, -1),
            "target_w": ((4,), float, 0.0), "target_elem": ((), np.int64, -1),
+           "retargeted": ((), np.bool_, False),
            "share": ((), float, 1.0), "placed": ((), np.bool_, False), "offset": ((), float, 0.0),
            "force": ((3,), float, 0.0)}
 #: The geometry of the step: written for every record (overlap) or every record in contact
 #: (the others) before the step reads it, so an insertion leaves these rows where they are.
 STEP_GEOMETRY = frozenset({"overlap", "normal", "slip", "own_w", "target_node", "target_w",
-                           "target_elem"})
+                           "target_elem", "retargeted"})
 
 
 @njit(cache=True)
@@ -77,7 +78,8 @@ class ContactRecords:
     contact; normal (n, 3) unit normal out of the target;
     slip (n, 3) relative displacement increment; own_w (n, 4) weights of the carrying
     face's nodes; target_node (n, 4) contact nodes 8 c + a of the target (-1 unused) and
-    their weights target_w (n, 4); target_elem (n,) target contact element. Output of the
+    their weights target_w (n, 4); target_elem (n,) target contact element; retargeted (n,)
+    whether the target is another than the last step's. Output of the
     law: force (n, 3) on the carrying face (its reaction on the target).
     """
 
@@ -100,6 +102,7 @@ class ContactRecords:
     target_node: np.ndarray
     target_w: np.ndarray
     target_elem: np.ndarray
+    retargeted: np.ndarray
     share: np.ndarray
     placed: np.ndarray
     offset: np.ndarray
