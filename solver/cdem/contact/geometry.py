@@ -97,9 +97,9 @@ it lay behind it, or where a block was placed overlapping another. At the depth 
 each such contact held a stored energy w K_n delta^2 / 2 no motion paid for, which its
 spring gave to the blocks in a kick (the Jiweishan resolution study's level 3: up to 24 m
 deep, 6.5e12 J on forming, most of it taken back as they vanished a step later; a block
-placed 0.022 m into a base broke its interface springs under a load no motion had made). The offset of a contact
-that forms by approach from outside the target is 0 (to first order in the face's turn
-over the step), so the overlap is its depth, as the paper has it.
+placed 0.022 m into a base broke its interface springs under a load no motion had made).
+The offset of a contact that forms by approach from outside the target is 0 (to first
+order in the face's turn over the step), so the overlap is its depth, as the paper has it.
 
 Semi-edge (Feng et al. 2014 section 4.3, Eqs. 11-12): the segment joining the semi-springs
 of vertices v and v + 1. Only block edges take part (``ridge``: the edge's other face on the
@@ -528,7 +528,8 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
     is that of a contact already formed and is kept while ``placed`` (whether the
     semi-spring is at a place) stays the same. A forming contact sets ``offset``, its depth
     beyond this step's approach (module docstring), which the overlap leaves out while the
-    contact lasts. Returns the deepest overlap [m].
+    contact lasts; ``retargeted`` marks the records whose target is another than the last
+    step's. Returns the deepest overlap [m].
 
     A potential target is passed over where its plane bound (plane distance + WARP_BOUND
     warp, _nearest_face) cannot raise its body's largest delta, and where the point lies
@@ -669,8 +670,9 @@ def _edge_gap(a0, a1, a2, u0, u1, u2, q0, q1, q2, g0, g1, g2, m0, m1, m2):
 def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroid, candidates,
                        elem, face, vertex, alpha, tol, target, overlap, normal, slip,
                        own_w, target_node, target_w, target_elem, retargeted):
-    """Target edge, overlap, normal and slip of every semi-edge (module docstring). Returns
-    the deepest penetration -d [m]."""
+    """Target edge, overlap, normal and slip of every semi-edge (module docstring), and
+    whether the target is another than the last step's (``retargeted``). Returns the
+    deepest penetration -d [m]."""
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
     deepest = 0.0
