@@ -11,10 +11,11 @@ next step reads, keyed by global ids so that any partition can take it up:
   rows per element;
 * per interface face (global face id): the springs' opening, shear force and state;
 * per contact record (record key): target, tangential force, dashpot memory, normal force
-  and status, and the semi-springs' shares and places; the potential targets of the
+  and status, and the semi-springs' shares, places and offsets; the potential targets of the
   semi-springs (global face ids) and, per active element, its node positions at the last
   renewal (and, when springs broke in the last step, which of its faces are fresh);
-* in the manifest: the case it belongs to (a digest of the resolved case), step, time, the
+* in the manifest: the case it belongs to (a digest of the resolved case), the version of
+  these tables (``TABLES``: a checkpoint of another version is refused), step, time, the
   stage and its clock, gravity, energies and tallies (global sums), the contact counters,
   the observers' state, the frames of the output series and the stages already done.
 
@@ -29,7 +30,11 @@ import dataclasses
 import numpy as np
 
 from solver.cdem.timeloop import Energies, StageClock, TimeLoop
+from solver.errors import InputError
 from solver.io import checkpoint as files
+
+#: Version of the tables above: 2 added the semi-springs' offsets.
+TABLES = 2
 
 
 def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers: list,
@@ -53,7 +58,8 @@ def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers
         contact_tables, contact = m.contact.state()
         tables.update(contact_tables)
     tally = [comm.allreduce(float(v)) for v in loop.tally]
-    manifest = {"case": digest, "step": loop.step, "time": loop.time, "dt": loop.dt,
+    manifest = {"case": digest, "tables": TABLES, "step": loop.step, "time": loop.time,
+                "dt": loop.dt,
                 "stage": stage_index, "clock": dataclasses.asdict(loop.clock),
                 "g0": loop.g0.tolist(), "energies": dataclasses.asdict(loop.energies),
                 "tally": tally, "broken_total": loop.broken_total, "unbalance": loop.unbalance,
@@ -82,7 +88,7 @@ def element_work(out_dir, digest: str, n_cells: int, where: str) -> np.ndarray |
     restart partitions by it (solver.mesh.partition), so that the contacts of a fragmenting
     mass, wherever fracture has gone, are shared out equally. Reads the records of every
     rank's piece: call it on the rank that holds the mesh."""
-    path, manifest = files.open_for(out_dir, digest, where)
+    path, manifest = _open(out_dir, digest, where)
     if manifest["contact"] is None:
         return None
     work = np.full(n_cells, ELEMENT_WORK, dtype=np.int64)
@@ -98,11 +104,23 @@ def element_work(out_dir, digest: str, n_cells: int, where: str) -> np.ndarray |
     return work
 
 
+def _open(out_dir, digest: str, where: str):
+    """The checkpoint folder of ``out_dir`` and its manifest, which must belong to the case
+    of ``digest`` and hold tables of this version (InputError otherwise)."""
+    path, manifest = files.open_for(out_dir, digest, where)
+    version = manifest.get("tables", 1)
+    if version != TABLES:
+        raise InputError(where, f"the checkpoint in {out_dir} was written by another version "
+                                f"of the solver (its tables are version {version}, this one "
+                                f"reads {TABLES}); run the case again without --restart")
+    return path, manifest
+
+
 def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str) -> dict:
     """Restore ``loop`` (its model freshly built from the same case, on any number of
     ranks) and the observers from the run folder's checkpoint; returns the manifest, whose
     ``stage``, ``clock`` and ``run`` tell where to go on (collective)."""
-    path, manifest = files.open_for(out_dir, digest, where)
+    path, manifest = _open(out_dir, digest, where)
     ranks = manifest["ranks"]
     m = loop.m
     n, e, s = m.nodes, m.elements, m.springs

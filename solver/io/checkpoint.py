@@ -29,8 +29,7 @@ import numpy as np
 
 from solver.errors import InputError
 
-#: The layout of a checkpoint's tables; a checkpoint of another one cannot be restored.
-FORMAT = 2
+FORMAT = 1
 
 
 def write(comm, out_dir: Path, manifest: dict, tables: dict[str, dict[str, np.ndarray]]) -> float:
@@ -87,10 +86,6 @@ def open_for(out_dir: Path, digest: str, where: str) -> tuple[Path, dict]:
     of ``digest`` (InputError if there is none, or if the case changed)."""
     path = find(out_dir, where)
     manifest = read_manifest(path)
-    if manifest.get("format") != FORMAT:
-        raise InputError(where, f"the checkpoint in {out_dir} was written by another version "
-                                f"of the solver (format {manifest.get('format')}, this one "
-                                f"reads {FORMAT}); run the case again without --restart")
     if manifest["case"] != digest:
         raise InputError(where, f"the checkpoint in {out_dir} belongs to another case "
                                 "(the case file or a --set value changed since)")
