@@ -575,7 +575,9 @@ class Contact:
 
     def summary(self) -> dict:
         """Counts over all ranks: semi-springs, contacts in compression, sticking, sliding,
-        target renewals and candidates found at renewals, contact types, penetration."""
+        target renewals and candidates found at renewals, contact types, penetration (the
+        deepest overlap a contact carried so far, a semi-spring's offset left out, over the
+        median face size)."""
         ss, se = self.ss, self.se
         local = np.array([len(ss), np.count_nonzero(ss.f_n > 0),
                           np.count_nonzero(ss.status == STICK),
