@@ -59,8 +59,7 @@ def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers
         tables.update(contact_tables)
     tally = [comm.allreduce(float(v)) for v in loop.tally]
     manifest = {"case": digest, "tables": TABLES, "step": loop.step, "time": loop.time,
-                "dt": loop.dt,
-                "stage": stage_index, "clock": dataclasses.asdict(loop.clock),
+                "dt": loop.dt, "stage": stage_index, "clock": dataclasses.asdict(loop.clock),
                 "g0": loop.g0.tolist(), "energies": dataclasses.asdict(loop.energies),
                 "tally": tally, "broken_total": loop.broken_total, "unbalance": loop.unbalance,
                 "guard": [loop.first_kinetic, loop.last_kinetic, loop.growth_streak],

@@ -30,10 +30,11 @@ term F_n - K_n delta (the dashpot, or minus the spring while the no-tension clam
 booked then, at the mean of this step's and the next step's overlap rates; a contact that
 opens, or whose target changes, books its last dashpot force at its last rate (the next
 step's rate is that against another target, which the force did not act on: the coarse
-Jiweishan runout booked -1.4e11 J, 0.26 % of the gravity work, too little so). The tangential spring's dissipation is
-the work the contact takes over the step's tangential increment d_t at the mean of its
-forces before and after it (the trapezoid, the work the central-difference step does on
-the blocks, summed by parts) less the change of its stored energy |f|^2 / (2 K_t):
+Jiweishan runout booked -1.4e11 J, 0.26 % of the gravity work, too little so). The
+tangential spring's dissipation is the work the contact takes over the step's tangential
+increment d_t at the mean of its forces before and after it (the trapezoid, the work the
+central-difference step does on the blocks, summed by parts) less the change of its stored
+energy |f|^2 / (2 K_t):
 D = -(f_old + f_new) . d_t / 2 - (|f_new|^2 - |f_old|^2) / (2 K_t): zero while it sticks,
 the cap times the slip while it slides at a constant cap. Booking the law's own
 dissipation (the slip under the cap, solver.contact_laws.laws.coulomb_return) instead
