@@ -340,8 +340,10 @@ def test_collapsed_edge_is_degenerate(tmp_path):
 
 # --- example meshes -------------------------------------------------------------------------
 
+#: The meshes shipped in meshes/; not the production Jiweishan mesh, which a user builds there
+#: on demand (README: 210,794 elements, 32 MB) and the repository ignores.
 EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "meshes").iterdir()
-                  if p.suffix in (".msh", ".vtu", ".inp"))
+                  if p.suffix in (".msh", ".vtu", ".inp") and p.name != "jiweishan_production.msh")
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
