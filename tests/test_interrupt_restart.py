@@ -28,20 +28,25 @@ def _final_blocks(out):
 
 
 def _interrupt(out, signum):
-    """Run on 2 ranks, signal mpiexec once the first checkpoint exists; returns the exit
-    code and the seconds from the signal to the exit."""
+    """Run on 2 ranks, signal mpiexec once the first checkpoint exists (SIGKILL: to its
+    whole process group, ranks included, as a lost node or a hard kill would); returns the
+    exit code and the seconds from the signal to the exit."""
     cmd = [*solver_cmd(2), "run", str(CASES / "fractured_column.toml"), "--out", str(out),
            "--quiet", "--checkpoint-every", "300"]
     for o in ARGS:
         cmd += ["--set", o]
     env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            start_new_session=signum == signal.SIGKILL)
     deadline = time.monotonic() + 300
     while not list(out.parent.glob(f".{out.name}.part-*/checkpoint/manifest.json")):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
-    proc.send_signal(signum)
+    if signum == signal.SIGKILL:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
     sent = time.monotonic()
     _, err = proc.communicate(timeout=60)
     return proc.returncode, time.monotonic() - sent, err
@@ -73,6 +78,28 @@ def test_signal_stops_all_ranks_and_the_restart_ends_as_the_run_through(signum, 
     for key in ("max_displacement", "contact", "stages"):
         assert resumed["results"][key] == through["results"][key], key
     x_cut, times_cut = _final_blocks(tmp_path / "cut")
+    x_through, times_through = _final_blocks(through_out)
+    assert np.array_equal(x_cut, x_through)
+    assert np.array_equal(times_cut, times_through)            # no gaps, no duplicates
+
+
+def test_a_killed_run_goes_on_from_its_part_folder_as_the_run_through(tmp_path, through):
+    """A run killed outright (SIGKILL to every process) leaves no summary and its folder as
+    the hidden part folder, with the last checkpoint and the frames written since; the
+    README's ``--restart`` of that folder ends where the run through ends, bit for bit,
+    with an unbroken output series."""
+    code, _, err = _interrupt(tmp_path / "cut", signal.SIGKILL)
+    parts = list(tmp_path.glob(".cut.part-*"))
+    assert code == -signal.SIGKILL and not (tmp_path / "cut").exists() and len(parts) == 1
+    through, through_out = through
+    proc = run_cli(["run", str(CASES / "fractured_column.toml"), "--restart", str(parts[0]),
+                    "--quiet", *sum((["--set", o] for o in ARGS), [])])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    resumed = json.loads((parts[0] / "summary.json").read_text())
+    assert resumed["status"] == "done" and resumed["steps"] == through["steps"]
+    for key in ("max_displacement", "contact", "stages"):
+        assert resumed["results"][key] == through["results"][key], key
+    x_cut, times_cut = _final_blocks(parts[0])
     x_through, times_through = _final_blocks(through_out)
     assert np.array_equal(x_cut, x_through)
     assert np.array_equal(times_cut, times_through)            # no gaps, no duplicates
