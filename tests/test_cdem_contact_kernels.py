@@ -12,6 +12,7 @@ from solver.cdem.contact.geometry import (FRAME_WIDTH, _bilinear_projection, _fa
                                           semi_spring_geometry)
 from solver.cdem.contact.law import contact_law
 from solver.cdem.contact.records import N_CANDIDATES
+from solver.contact_laws.laws import OPEN
 from solver.mesh.topology import FACES
 
 RNG = np.random.default_rng(7)
@@ -647,7 +648,7 @@ def test_a_dashpot_force_is_booked_at_the_rate_of_the_target_it_acted_on(retarge
     gravity work, over 1,700 retargets while loaded.)"""
     dt, k_n, rates = 1e-3, 1e6, (2.0, -5.0)
     one = np.ones(1)
-    f_t, f_n, status, dashpot = np.zeros((1, 3)), np.zeros(1), np.full(1, 2), np.zeros((1, 2))
+    f_t, f_n, status, dashpot = np.zeros((1, 3)), np.zeros(1), np.full(1, OPEN), np.zeros((1, 2))
     force, tally = np.zeros((1, 3)), np.zeros(3)
     for step, rate in enumerate(rates):
         slip = np.array([[0.0, 0.0, -rate * dt]])
