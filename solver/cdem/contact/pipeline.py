@@ -217,8 +217,7 @@ class Contact:
             self.x_renewal = x_renewal.reshape(-1, 3)
             self.fresh[elem_new] = active[elem_new]
         self.candidates = np.zeros((0, N_CANDIDATES), dtype=np.int64)
-        self.ghost_halo = None
-        self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
+        self._drop_ghosts()
 
     def _own_element_rows(self) -> np.ndarray:
         """The ghost-row fields (solver.cdem.contact.exchange.ghost_rows) of the own active
@@ -226,6 +225,12 @@ class Contact:
         own, b = self.own_active, self.bodies
         return np.column_stack([self.own.gid[own], b.label[own], b.owner[own], b.mass[own],
                                 self.own.node_mass[own], self.own.omega[own]])
+
+    def _drop_ghosts(self) -> None:
+        """Contact elements: the own active ones alone, as the glue left them; no ghost
+        halo."""
+        self.ghost_halo = None
+        self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
 
     def _set_elements(self, ghosts: GhostElements) -> None:
         """Contact elements: own active ones, then the ghosts; the bodies they belong to."""
@@ -452,8 +457,7 @@ class Contact:
         pattern of the bodies' sums. Without ghosts (no ghost halo), the contact elements
         are the own ones as set_glue or restore left them."""
         if self.ghost_halo is not None:
-            self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
-            self.ghost_halo = None
+            self._drop_ghosts()
         chosen = self._ghosts_for_neighbours(x, margin)
         own = self.own_active
         fields = self.own_rows
@@ -551,7 +555,7 @@ class Contact:
                                  -1), gid, NONE_INSERTED)
         if scalars.get("pending"):
             self.fresh[self.own_active] = tables["renewal"]["fresh"]
-            self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
+            self._drop_ghosts()
         else:
             self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
             self.candidates = self._carried_candidates()
