@@ -6,7 +6,7 @@ import pytest
 from solver.cdem.contact.detect import (boxes_within, element_boxes, face_spheres,
                                         faces_near_boxes, find_candidates, local_faces,
                                         surface_boxes)
-from solver.cdem.contact.exchange import ShareBuffers, ordered_sums
+from solver.cdem.contact.exchange import UNSORTED, ShareBuffers, ordered_sums
 from solver.cdem.contact.geometry import (FRAME_WIDTH, _bilinear_projection, _face_accepts,
                                           _nearest_face, face_frames, semi_edge_geometry,
                                           semi_spring_geometry)
@@ -156,14 +156,23 @@ def test_faces_near_boxes_over_faces_and_boxes_of_sizes_a_thousand_fold_apart():
     np.testing.assert_array_equal(near, np.nonzero((distance <= 0.3).any(axis=1))[0])
 
 
-def test_ordered_sums_add_every_rows_shares_in_key_order():
+@pytest.mark.parametrize("arrival", ["shuffled", "own in order, received shuffled"])
+def test_ordered_sums_add_every_rows_shares_in_key_order(arrival):
+    """Every row's shares summed in key order, (0 + v_1) + v_2 ..., to the last bit: shares
+    in any order, and a rank's own shares in key order followed by shares received from
+    other ranks (the running sums of rows whose shares all come in order, the sort for the
+    rest)."""
     m = 3000
     rows = RNG.integers(0, 200, m)
     keys = RNG.permutation(10 * m)[:m]
+    if arrival != "shuffled":
+        own = 2600
+        keys[:own] = np.sort(keys[:own])
     values = RNG.normal(size=(m, 3)) * 10.0 ** RNG.integers(-8, 8, (m, 1))
     buf = ShareBuffers(200)
     buf.grow(m)
-    n = ordered_sums(rows, keys, values, buf.head, buf.nxt, buf.touched, buf.chain, buf.out)
+    n = ordered_sums(rows, keys, values, buf.head, buf.first, buf.last_key, buf.nxt, buf.touched,
+                     buf.chain, buf.out)
     assert n == len(np.unique(rows)) and np.all(buf.head == -1)
     for r, total in zip(buf.touched[:n], buf.out[:n]):
         mine = np.nonzero(rows == r)[0]
@@ -171,6 +180,8 @@ def test_ordered_sums_add_every_rows_shares_in_key_order():
         for i in mine[np.argsort(keys[mine])]:
             expected = expected + values[i]
         assert np.array_equal(total, expected)
+    if arrival != "shuffled":
+        assert 0 < np.count_nonzero(buf.last_key[:n] == UNSORTED) < n
 
 
 def test_surface_boxes_are_the_unions_of_the_element_boxes_binned_by_centre():

@@ -32,6 +32,8 @@ from solver.mesh.topology import FACES
 #: coordinates, 6 active flags.
 ELEMENT_FIELDS = 6
 GHOST_WIDTH = ELEMENT_FIELDS + 1 + 24 + 6
+#: last_key of a row in :func:`ordered_sums` whose shares came out of key order.
+UNSORTED = np.iinfo(np.int64).max
 
 
 @njit(cache=True)
@@ -100,30 +102,47 @@ def node_shares(key, face, elem, base, n_own, ss_force, ss_own_w, ss_node, ss_w,
 
 
 @njit(cache=True)
-def ordered_sums(rows, keys, values, head, nxt, touched, chain, out):
+def ordered_sums(rows, keys, values, head, first, last_key, nxt, touched, chain, out):
     """Per distinct row, the sum of its values in increasing key order, (0 + v_1) + v_2 ...
-    ``head`` (n_rows,) is scratch filled with -1 (and left so); nxt, touched, chain and out
-    (m, 3) scratch of at least the number of shares m. Returns the number of distinct rows,
-    listed in ``touched`` with their sums in ``out``. Each row's shares are linked in
-    insertion order, reversed, then insertion-sorted: linear for shares that arrive
-    mostly in key order, as a rank's own shares do."""
+    ``head`` (n_rows,) is scratch filled with -1 (and left so); first, last_key, nxt,
+    touched, chain and out (m, 3) scratch of at least the number of shares m. Returns the
+    number of distinct rows, listed in ``touched`` with their sums in ``out``.
+
+    One pass keeps each row's running sum while its shares arrive in increasing key order,
+    as a rank's own shares do (they are made in key order), and links each row's shares;
+    only a row with a share out of order (one received from another rank, in general) has
+    its linked shares sorted by key (insertion sort) and summed again."""
     n_rows = 0
     for i in range(rows.shape[0]):
         r = rows[i]
-        if head[r] < 0:
-            touched[n_rows] = r
+        t = head[r]
+        if t < 0:
+            t = n_rows
             n_rows += 1
-        nxt[i] = head[r]
-        head[r] = i
+            head[r] = t
+            touched[t] = r
+            first[t] = -1
+            last_key[t] = keys[i] - 1
+            out[t, 0] = out[t, 1] = out[t, 2] = 0.0
+        nxt[i] = first[t]
+        first[t] = i
+        if keys[i] > last_key[t]:
+            last_key[t] = keys[i]
+            out[t, 0] += values[i, 0]
+            out[t, 1] += values[i, 1]
+            out[t, 2] += values[i, 2]
+        else:
+            last_key[t] = UNSORTED
     for t in range(n_rows):
-        r = touched[t]
+        head[touched[t]] = -1
+        if last_key[t] != UNSORTED:
+            continue
         count = 0
-        i = head[r]
+        i = first[t]
         while i >= 0:
             chain[count] = i
             count += 1
             i = nxt[i]
-        head[r] = -1
         for j in range(count // 2):
             chain[j], chain[count - 1 - j] = chain[count - 1 - j], chain[j]
         for j in range(1, count):
@@ -173,6 +192,8 @@ class ShareBuffers:
             if keep:
                 new[:keep] = getattr(self, name)[:keep]
             setattr(self, name, new)
+        self.first = np.empty(m, dtype=np.int64)
+        self.last_key = np.empty(m, dtype=np.int64)
         self.nxt = np.empty(m, dtype=np.int64)
         self.touched = np.empty(m, dtype=np.int64)
         self.chain = np.empty(m, dtype=np.int64)

@@ -346,8 +346,8 @@ class Contact:
         buf.rows[n_local:m] = received[:, 0]
         buf.keys[n_local:m] = received[:, 1]
         buf.values[n_local:m] = received[:, 2:]
-        n_rows = ordered_sums(buf.rows[:m], buf.keys[:m], buf.values[:m], buf.head, buf.nxt,
-                              buf.touched, buf.chain, buf.out)
+        n_rows = ordered_sums(buf.rows[:m], buf.keys[:m], buf.values[:m], buf.head, buf.first,
+                              buf.last_key, buf.nxt, buf.touched, buf.chain, buf.out)
         return buf.touched[:n_rows], buf.out[:n_rows]
 
     # -- renewal ---------------------------------------------------------------------------
