@@ -142,6 +142,7 @@ def _run(args, comm) -> int:
     folder = (OutputFolder.resume(comm, args.restart) if args.restart else
               OutputFolder(comm, args.out or Path("out") / case.name, args.overwrite))
     started = summ.now_utc()
+    commit = summ.git_commit() if comm.rank == 0 else None
     if comm.rank == 0:
         write_resolved(case, folder.work, started, args.overrides)
     comm.Barrier()
@@ -180,7 +181,7 @@ def _run(args, comm) -> int:
         summ.write_summary(
             folder.work, case.name, case.module, comm.size, wall, output.steps, output.results,
             status=status, started=started, solver_version=__version__,
-            git_commit=summ.git_commit(),
+            git_commit=commit,
             converged=status == "done" and not output.unconverged, peak_rss_mb=peak_rss,
             units=summ.units_of(output.results, result_units_for(case.module, "units")))
     if status == "interrupted" and not (steps or seconds) and folder.replaces_run():

@@ -82,6 +82,7 @@ def run_alone(case, out_dir: Path) -> dict[str, Any]:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     started = summary.now_utc()
+    commit = summary.git_commit()
     write_resolved(case, out_dir, started)
     run = runner_for(case.module, f"{case.path}: module")
     start = time.perf_counter()
@@ -95,7 +96,7 @@ def run_alone(case, out_dir: Path) -> dict[str, Any]:
     wall = time.perf_counter() - start
     summary.write_summary(out_dir, case.name, case.module, 1, wall, steps, results,
                           status=status, started=started, solver_version=summary.solver_version(),
-                          git_commit=summary.git_commit(),
+                          git_commit=commit,
                           converged=status == "done" and not unconverged,
                           units=summary.units_of(results, result_units_for(case.module, "units")))
     return {"status": status, "steps": int(steps), "wall_s": wall, "results": results,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import pyvista as pv
 
-from conftest import CASES, run_case
+from conftest import CASES, main_in_process, run_case
 from solver.cdem.config import Stage
 from solver.cdem.timeloop import gravity_at
 from solver.io.toml import value_text
@@ -110,6 +110,24 @@ def test_summary_contract(tmp_path):
     assert s["peak_rss_mb"][0] > 10.0                 # an interpreter with numpy holds more
     assert s["converged"] is False                     # the relaxation stopped at max_steps
     json.dumps(s)
+
+
+def test_summary_names_the_commit_the_run_started_with(tmp_path, monkeypatch):
+    """A checkout updated while a run goes on (a production run takes days) must not be the
+    one its summary names: the commit is read when the run starts."""
+    from solver.cdem.timeloop import TimeLoop
+    from solver.io import summary
+
+    stepped = []
+    one_step = TimeLoop.one_step
+    monkeypatch.setattr(TimeLoop, "one_step",
+                        lambda self, *a: stepped.append(1) or one_step(self, *a))
+    monkeypatch.setattr(summary, "git_commit",
+                        lambda: "checked-out-later" if stepped else "started-with")
+    done = main_in_process(["run", str(CASES / "column_gravity.toml"), "--out", str(tmp_path),
+                            "--overwrite", "--quiet", "--set", "stages[0].max_steps=5"])
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "summary.json").read_text())["git_commit"] == "started-with"
 
 
 def test_bench_reports_its_figures(tmp_path):

@@ -1,7 +1,8 @@
 """``summary.json``: the contract every run fulfils, and how the run was made.
 
 Keys: ``case, module, ranks, wall_s, steps`` and ``results`` (the case's named results), plus
-``status`` (``done``, ``interrupted`` or ``diverged``), ``started`` (UTC, ISO 8601), ``solver_version``, ``git_commit`` (``None`` outside a git
+``status`` (``done``, ``interrupted`` or ``diverged``), ``started`` (UTC, ISO 8601),
+``solver_version``, ``git_commit`` (of the code the run started with; ``None`` outside a git
 checkout; ``-dirty`` when tracked files differ from it), ``converged`` (false when a stage
 ended without converging) and ``units`` (the unit of each result present).
 """
