@@ -178,12 +178,17 @@ def faces_near_boxes(centre, radius, n_faces, boxes, margin):
     if m == 0 or len(members) == 0:
         return np.nonzero(out)[0]
     lo0, lo1, lo2 = origin[0], origin[1], origin[2]
-    level_of = np.empty(len(members), dtype=np.int64)
+    on_level = np.zeros(65, dtype=np.int64)
     for i in range(len(members)):
-        level_of[i] = _grid_level(radius[members[i]] + margin, smallest)
-    order = np.argsort(level_of, kind="mergesort")
-    by_level = members[order]
-    on_level = np.searchsorted(level_of[order], np.arange(65))
+        on_level[_grid_level(radius[members[i]] + margin, smallest) + 1] += 1
+    for level in range(64):
+        on_level[level + 1] += on_level[level]
+    fill = on_level[:-1].copy()
+    by_level = np.empty(len(members), dtype=np.int64)
+    for i in range(len(members)):
+        level = _grid_level(radius[members[i]] + margin, smallest)
+        by_level[fill[level]] = members[i]
+        fill[level] += 1
     slack = 1.0 + 1e-6
     for j in range(m):
         for level in np.nonzero(edge)[0]:
