@@ -125,14 +125,20 @@ def _faces_reaching(centre, radius, boxes, margin):
     return np.unique(np.nonzero(reach & (radius >= 0))[0] // 6)
 
 
-def test_faces_near_boxes_are_all_faces_whose_reach_meets_a_box():
+def test_faces_near_boxes_are_all_faces_whose_reach_meets_a_box_of_each_set():
+    """One set of boxes per neighbour rank (one of them empty), one grid of the faces."""
     margin = 0.2
     centre, radius = _spheres(40)
     lo = RNG.random((15, 3)) * 4.0
     boxes = np.hstack([lo, lo + RNG.random((15, 3)) * 0.6])
-    chosen = faces_near_boxes(centre, radius, len(radius), boxes, margin)
-    np.testing.assert_array_equal(chosen, _faces_reaching(centre, radius, boxes, margin))
-    assert 0 < len(chosen) < 40
+    first = np.array([0, 5, 5, 11, 15])
+    near = faces_near_boxes(centre, radius, len(radius), boxes, first, margin)
+    assert near.shape == (4, 40)
+    for i in range(4):
+        chosen = np.nonzero(near[i])[0]
+        expected = _faces_reaching(centre, radius, boxes[first[i]:first[i + 1]], margin)
+        np.testing.assert_array_equal(chosen, expected)
+        assert (0 < len(chosen) < 40) == (i != 1)
 
 
 def test_faces_near_boxes_over_faces_and_boxes_of_sizes_a_thousand_fold_apart():
@@ -145,7 +151,8 @@ def test_faces_near_boxes_over_faces_and_boxes_of_sizes_a_thousand_fold_apart():
     radius = np.where(radius < 0, radius, radius * 10.0 ** RNG.uniform(-1, 2, len(radius)))
     lo = RNG.random((300, 3)) * 400.0 + 3.0e5
     boxes = np.hstack([lo, lo + RNG.random((300, 3)) * 10.0 ** RNG.uniform(-3, 2, (300, 1))])
-    chosen = faces_near_boxes(centre, radius, len(radius), boxes, margin)
+    chosen = np.nonzero(faces_near_boxes(centre, radius, len(radius), boxes,
+                                         np.array([0, len(boxes)]), margin)[0])[0]
     expected = _faces_reaching(centre, radius, boxes, margin)
     np.testing.assert_array_equal(chosen, expected)
     assert 0.1 < len(chosen) / 400 < 0.9

@@ -162,21 +162,22 @@ def _mark_if_reaches(q, centre, radius, margin, boxes, j, out):
 
 
 @njit(cache=True)
-def faces_near_boxes(centre, radius, n_faces, boxes, margin):
-    """Own elements (face index // 6) with an active face whose sphere, inflated by the
-    margin, reaches one of ``boxes`` (m, 6: lo, hi), in increasing order. The faces are
-    hashed on the multi-level grid of ``find_candidates`` (a face of reach R + margin on
-    the level whose cell edge h_L is at least its reach), and each box looks, on every
-    occupied level, at the cells its inflation by h_L covers: a face centre within reach
-    of the box lies in one of them; a box that covers more cells on a level than the level
-    has faces tests those faces one by one instead. Cells of the largest reach instead
-    would put thousands of the sliding mass's small element boxes beside every face where
-    the coarse valley floor meets it."""
-    out = np.zeros(n_faces // 6, dtype=np.bool_)
-    m = boxes.shape[0]
+def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
+    """For each set i of boxes, ``boxes[first[i]:first[i + 1]]`` (m, 6: lo, hi; a set per
+    neighbour rank), the own elements (face index // 6) with an active face whose sphere,
+    inflated by the margin, reaches one of its boxes: row i of the (n_sets, n_faces // 6)
+    mask returned. The faces are hashed once on the multi-level grid of
+    ``find_candidates`` (a face of reach R + margin on the level whose cell edge h_L is at
+    least its reach), and each box looks, on every occupied level, at the cells its
+    inflation by h_L covers: a face centre within reach of the box lies in one of them; a
+    box that covers more cells on a level than the level has faces tests those faces one
+    by one instead. Cells of the largest reach instead would put thousands of the sliding
+    mass's small element boxes beside every face where the coarse valley floor meets it."""
+    n_sets = first.shape[0] - 1
+    out = np.zeros((n_sets, n_faces // 6), dtype=np.bool_)
     origin, edge, smallest, mask, start, members = _level_grid(centre, radius, margin)
-    if m == 0 or len(members) == 0:
-        return np.nonzero(out)[0]
+    if first[n_sets] == 0 or len(members) == 0:
+        return out
     lo0, lo1, lo2 = origin[0], origin[1], origin[2]
     on_level = np.zeros(65, dtype=np.int64)
     for i in range(len(members)):
@@ -189,28 +190,33 @@ def faces_near_boxes(centre, radius, n_faces, boxes, margin):
         level = _grid_level(radius[members[i]] + margin, smallest)
         by_level[fill[level]] = members[i]
         fill[level] += 1
+    levels = np.nonzero(edge)[0]
     slack = 1.0 + 1e-6
-    for j in range(m):
-        for level in np.nonzero(edge)[0]:
-            h = edge[level]
-            first0 = int(math.floor((boxes[j, 0] - lo0) / h - slack))
-            first1 = int(math.floor((boxes[j, 1] - lo1) / h - slack))
-            first2 = int(math.floor((boxes[j, 2] - lo2) / h - slack))
-            last0 = int(math.floor((boxes[j, 3] - lo0) / h + slack))
-            last1 = int(math.floor((boxes[j, 4] - lo1) / h + slack))
-            last2 = int(math.floor((boxes[j, 5] - lo2) / h + slack))
-            cells = (last0 - first0 + 1.0) * (last1 - first1 + 1.0) * (last2 - first2 + 1.0)
-            if cells > on_level[level + 1] - on_level[level]:
-                for at in range(on_level[level], on_level[level + 1]):
-                    _mark_if_reaches(by_level[at], centre, radius, margin, boxes, j, out)
-                continue
-            for c0 in range(first0, last0 + 1):
-                for c1 in range(first1, last1 + 1):
-                    for c2 in range(first2, last2 + 1):
-                        b = _level_hash(level, c0, c1, c2, mask)
-                        for at in range(start[b], start[b + 1]):
-                            _mark_if_reaches(members[at], centre, radius, margin, boxes, j, out)
-    return np.nonzero(out)[0]
+    for i in range(n_sets):
+        near = out[i]
+        for j in range(first[i], first[i + 1]):
+            for level in levels:
+                h = edge[level]
+                first0 = int(math.floor((boxes[j, 0] - lo0) / h - slack))
+                first1 = int(math.floor((boxes[j, 1] - lo1) / h - slack))
+                first2 = int(math.floor((boxes[j, 2] - lo2) / h - slack))
+                last0 = int(math.floor((boxes[j, 3] - lo0) / h + slack))
+                last1 = int(math.floor((boxes[j, 4] - lo1) / h + slack))
+                last2 = int(math.floor((boxes[j, 5] - lo2) / h + slack))
+                cells = ((last0 - first0 + 1.0) * (last1 - first1 + 1.0)
+                         * (last2 - first2 + 1.0))
+                if cells > on_level[level + 1] - on_level[level]:
+                    for at in range(on_level[level], on_level[level + 1]):
+                        _mark_if_reaches(by_level[at], centre, radius, margin, boxes, j, near)
+                    continue
+                for c0 in range(first0, last0 + 1):
+                    for c1 in range(first1, last1 + 1):
+                        for c2 in range(first2, last2 + 1):
+                            b = _level_hash(level, c0, c1, c2, mask)
+                            for at in range(start[b], start[b + 1]):
+                                _mark_if_reaches(members[at], centre, radius, margin, boxes,
+                                                 j, near)
+    return out
 
 
 @njit(cache=True)

@@ -503,9 +503,8 @@ class Contact:
             np.concatenate(near) if near else np.zeros((0, 6)),
             np.array([len(b) for b in near], dtype=np.int64))
         first = np.concatenate([[0], np.cumsum(per_rank)])
-        return [faces_near_boxes(centre, radius, len(radius), theirs[first[i]:first[i + 1]],
-                                 margin)
-                for i in range(len(per_rank))]
+        near_each = faces_near_boxes(centre, radius, len(radius), theirs, first, margin)
+        return [np.nonzero(near)[0] for near in near_each]
 
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
