@@ -4,6 +4,8 @@ model to the last bit (every sum that feeds the motion is taken in a partition-i
 order); ranks that share no contact exchange nothing; arrays held per rank shrink with the
 rank count."""
 
+import time
+
 import numpy as np
 import pytest
 from mpi4py import MPI
@@ -11,6 +13,7 @@ from mpi4py import MPI
 from solver.case import from_dict
 from solver.cdem.config import Config
 from solver.cdem.model import build_model, model_from_mesh
+from solver.cdem.run import _work_imbalance
 from solver.cdem.timeloop import TimeLoop
 from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
@@ -155,6 +158,35 @@ def test_piles_on_separate_ranks_exchange_no_contact_bytes():
     assert contact.renewals > 1 and contact.neighbours.ranks == []
     assert (contact.traffic.sent, contact.traffic.received) == before == (0, 0)
     assert comm.allreduce(int(np.count_nonzero(contact.ss.f_n > 0))) > 0
+
+
+@pytest.mark.mpi(min_size=2)
+def test_work_imbalance_counts_a_slow_rank_and_not_the_others_wait(monkeypatch):
+    """The measure ``--rebalance-above`` acts on: rank 1 spends 20 ms more per step in its
+    contact forces (after the contact geometry, elements and springs, where a measure of
+    the time between the step's exchanges did not look); the other ranks wait for it in the
+    exchanges, which is not work. Its 0.4 s over 20 steps make it the busiest by far."""
+    comm = MPI.COMM_WORLD
+    cfg = from_dict(Config, CONTACT_CASE, "mpi-test", "", None)
+    model = model_from_mesh(comm, cfg, mesh_from_config(cfg.mesh, "mpi-test"), "mpi-test")
+    loop = TimeLoop(comm, model, cfg.gravity, 0.5 * comm.allreduce(model.dt_limit_local,
+                                                                  op=MPI.MIN))
+    g, stage = np.asarray(cfg.gravity), cfg.stages[0]
+    loop.one_step(g, stage)
+    forces = type(model.contact).forces
+
+    def slow_on_rank_1(self):
+        if comm.rank == 1:
+            time.sleep(0.02)
+        return forces(self)
+
+    monkeypatch.setattr(type(model.contact), "forces", slow_on_rank_1)
+    loop.busy_seconds = 0.0
+    for _ in range(20):
+        loop.one_step(g, stage)
+    busy = comm.allgather(loop.busy_seconds)
+    assert busy[1] > 0.4 and max(busy[:1] + busy[2:]) < 0.2, busy
+    assert _work_imbalance(comm, loop) > 1.5 and loop.busy_seconds == 0.0
 
 
 @pytest.mark.mpi(min_size=2)

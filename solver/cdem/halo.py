@@ -16,20 +16,25 @@ exchange (a rank without neighbours moves nothing).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from mpi4py import MPI
 
 
 class Traffic:
-    """Bytes sent and received by the exchanges that share this counter."""
+    """Bytes sent and received by the exchanges that share this counter, and the wall time
+    spent in them (waiting for the neighbours included)."""
 
     def __init__(self):
         self.sent = 0
         self.received = 0
+        self.seconds = 0.0
 
-    def add(self, sent: int, received: int) -> None:
+    def add(self, sent: int, received: int, seconds: float = 0.0) -> None:
         self.sent += int(sent)
         self.received += int(received)
+        self.seconds += seconds
 
 
 class Neighbours:
@@ -50,8 +55,9 @@ class Neighbours:
         recv = np.zeros(len(self.ranks), dtype=np.int64)
         if self.alone:
             return recv
+        start = time.perf_counter()
         self.graph.Neighbor_alltoall([send, MPI.INT64_T], [recv, MPI.INT64_T])
-        self.traffic.add(send.nbytes, recv.nbytes)
+        self.traffic.add(send.nbytes, recv.nbytes, time.perf_counter() - start)
         return recv
 
     def alltoallv(self, send: np.ndarray, send_rows: np.ndarray, recv: np.ndarray,
@@ -61,9 +67,10 @@ class Neighbours:
         if self.alone:
             return
         width = send.shape[1] if send.ndim == 2 else 1
+        start = time.perf_counter()
         self.graph.Neighbor_alltoallv([send, (np.asarray(send_rows) * width, None)],
                                       [recv, (np.asarray(recv_rows) * width, None)])
-        self.traffic.add(send.nbytes, recv.nbytes)
+        self.traffic.add(send.nbytes, recv.nbytes, time.perf_counter() - start)
 
     def exchange(self, send: np.ndarray, send_rows: np.ndarray) -> tuple[np.ndarray,
                                                                           np.ndarray]:

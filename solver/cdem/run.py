@@ -71,10 +71,10 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
 
 
 def _work_imbalance(comm, loop: TimeLoop) -> float:
-    """The busiest rank's wall time between the step's exchanges (``partitioned_seconds``)
+    """The busiest rank's wall time in its steps outside the exchanges (``busy_seconds``)
     over the mean of all ranks, since the last call (collective)."""
-    busy = comm.allgather(loop.partitioned_seconds)
-    loop.partitioned_seconds = 0.0
+    busy = comm.allgather(loop.busy_seconds)
+    loop.busy_seconds = 0.0
     mean = sum(busy) / len(busy)
     return max(busy) / mean if mean > 0.0 else 1.0
 

@@ -238,8 +238,9 @@ class TimeLoop:
     time step, or, with ``load_tolerance`` > 0, only in steps whose unbalance ratio is below
     it (a servo that keeps a slow ramp quasi-static). ``compute_seconds`` and
     ``contact_seconds`` count this rank's wall time in the element, node and spring kernels
-    and in the contact, ``partitioned_seconds`` that between the step's two exchanges
-    (contact geometry, elements, interface springs), which a partition by work balances.
+    and in the contact; ``busy_seconds`` its wall time in the steps less that in the
+    exchanges (the neighbour collectives and the step's reductions), where it waits for the
+    other ranks: what a partition by work balances (solver.cdem.run).
     """
 
     def __init__(self, comm, model: Model, gravity, dt: float):
@@ -258,7 +259,8 @@ class TimeLoop:
         self.unbalance = math.inf
         self.compute_seconds = 0.0
         self.contact_seconds = 0.0
-        self.partitioned_seconds = 0.0
+        self.busy_seconds = 0.0
+        self.reduce_seconds = 0.0
         self.contact_rows = np.zeros(0, dtype=np.int64)
         self.clock = StageClock()
         self.checkpoint = Checkpointing()
@@ -271,7 +273,8 @@ class TimeLoop:
         """Advance one step on every rank; returns the springs broken in it (global)."""
         m = self.m
         n, e, s, ifc = m.nodes, m.elements, m.springs, m.interfaces
-        t0 = time.perf_counter()
+        exchanged = self._exchange_seconds()
+        start = t0 = time.perf_counter()
         self.sums[:] = 0.0
         node_step(n.n_own, n.f_int, s.f_slot, n.f_contact, n.mass, g, n.v, n.x, n.du,
                   n.fixed, n.held_velocity, self.dt, DAMPING[stage.damping],
@@ -296,7 +299,6 @@ class TimeLoop:
                                 m.contact is not None)
         t4 = time.perf_counter()
         self.compute_seconds += t4 - t3
-        self.partitioned_seconds += t4 - t2
         if m.contact is not None:
             rows, forces = m.contact.forces()
             n.f_contact[self.contact_rows] = 0.0
@@ -304,12 +306,23 @@ class TimeLoop:
             self.contact_rows = rows.copy()
         t5 = time.perf_counter()
         ifc.slot_halo.reverse_set(s.f_slot.reshape(-1, 3))
+        reducing = time.perf_counter()
         broken = self.comm.allreduce(broken)
         t6 = time.perf_counter()
+        self.reduce_seconds += t6 - reducing
         if m.contact is not None and broken:
             m.contact.set_glue(ifc.glued_neighbours(s.state, len(e)))
-        self.contact_seconds += (t1 - t0) + (t3 - t2) + (t5 - t4) + (time.perf_counter() - t6)
+        end = time.perf_counter()
+        self.contact_seconds += (t1 - t0) + (t3 - t2) + (t5 - t4) + (end - t6)
+        self.busy_seconds += (end - start) - (self._exchange_seconds() - exchanged)
         return broken
+
+    def _exchange_seconds(self) -> float:
+        """Wall time so far in the exchanges: the model's and the contact's neighbour
+        collectives, and the step's reductions."""
+        m = self.m
+        return (m.interfaces.neighbours.traffic.seconds + self.reduce_seconds
+                + (m.contact.traffic.seconds if m.contact is not None else 0.0))
 
     def _reduce(self, moved: bool) -> bool:
         """The step's reduction: unbalance ratio and energy increments, whether a contact
@@ -319,7 +332,9 @@ class TimeLoop:
         self.reduced[6] = moved
         self.reduced[7] = interrupt.received() > 0
         self.reduced[8] = self.checkpoint.due_by_clock()
+        reducing = time.perf_counter()
         self.comm.Allreduce(MPI.IN_PLACE, self.reduced, op=MPI.SUM)
+        self.reduce_seconds += time.perf_counter() - reducing
         total = self.reduced
         self.unbalance = total[0] / total[1] if total[1] > 0 else 0.0
         e = self.energies
