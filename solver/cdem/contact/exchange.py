@@ -53,7 +53,7 @@ def node_shares(key, face, elem, base, n_own, ss_force, ss_own_w, ss_node, ss_w,
                 se_own_w, se_node, se_w, rows, keys, values, ghost_nodes, ghost_keys,
                 ghost_values):
     """Node shares of every loaded semi-spring and semi-edge (the two record sets share
-    their keys), in global order, written into (rows, keys, values) for nodes in the
+    their keys and their order), in record order, written into (rows, keys, values) for nodes in the
     model's arrays and (ghost_nodes 8 c + a, ghost_keys, ghost_values) for ghost nodes;
     the buffers hold 8 (local) and 4 (ghost) shares per loaded contact. Returns the
     numbers of local and ghost shares."""
@@ -109,9 +109,10 @@ def ordered_sums(rows, keys, values, head, first, last_key, nxt, touched, chain,
     number of distinct rows, listed in ``touched`` with their sums in ``out``.
 
     One pass keeps each row's running sum while its shares arrive in increasing key order,
-    as a rank's own shares do (they are made in key order), and links each row's shares;
-    only a row with a share out of order (one received from another rank, in general) has
-    its linked shares sorted by key (insertion sort) and summed again."""
+    as most of a rank's own shares do (they are made in record order, key order but for the
+    records of faces freed later), and links each row's shares; only a row with a share out
+    of order (received from another rank, or from a record of a face freed later) has its
+    linked shares sorted by key (insertion sort) and summed again."""
     n_rows = 0
     for i in range(rows.shape[0]):
         r = rows[i]

@@ -60,8 +60,10 @@ def open_rows(rows, n, at):
 class ContactRecords:
     """Semi-springs (kind 0) or semi-edges (kind 1) of this rank's active faces.
 
-    Identity: key (n,) increasing global keys; elem (n,) the contact element (an own active
-    element) carrying it; face (n,) its local face 0..5; vertex (n,) 0..3.
+    Identity: key (n,) global keys, in the order the faces turned active (those of one
+    :meth:`insert` increasing, a face's four records consecutive); elem (n,) the contact
+    element (an own active element) carrying it; face (n,) its local face 0..5; vertex (n,)
+    0..3. Nothing that moves the blocks depends on the order of the records.
     Law constants: k_n, k_t (n,) [N/m].
     State carried from step to step: target (n,) global id of the target (face 6 g + f,
     edge 4 (6 g + f) + j; -1 none); f_t (n, 3) tangential force; dashpot (n, 2) last dashpot
@@ -121,33 +123,28 @@ class ContactRecords:
 
     def insert(self, key: np.ndarray, elem: np.ndarray, k_n: np.ndarray, k_t: np.ndarray,
                renumber: np.ndarray | None = None) -> np.ndarray:
-        """Add the records of new keys (increasing, none of them here yet) at their places
-        in key order; returns those places as the number of old records before each. The
-        others keep their history (target, tangential force, dashpot state, share and place; a
-        face that stays active keeps its contact history when others break free), their contact
-        elements renumbered by ``renumber`` (old -> new index) where given, and their last
-        step's normal force and status (what the summary counts). The arrays have room
-        to spare, so that only the records after the first new one move (a linear pass at
-        memory speed, no sort) and the room grows by a quarter when it runs out. The
-        geometry of the step (STEP_GEOMETRY) is rewritten before it is read, and does not
-        move."""
+        """Add the records of new keys (increasing, none of them here yet) after the others;
+        returns their places as the number of old records before each (all of them, for
+        solver.cdem.contact.detect.carried_faces). The others keep their rows and their
+        history (target, tangential force, dashpot state, share and place; a face that stays
+        active keeps its contact history when others break free), their contact elements
+        renumbered by ``renumber`` (old -> new index) where given, and their last step's
+        normal force and status (what the summary counts). The arrays have room to spare,
+        and it grows by a quarter when it runs out: nothing moves but the new rows written.
+        The geometry of the step (STEP_GEOMETRY) is rewritten before it is read."""
         n, m = len(self), len(key)
-        at = np.searchsorted(self.key, key)
         if renumber is not None:
             self.elem[:] = renumber[self.elem]
         for name in _FIELDS:
             rows = getattr(self, name)
-            kept = name not in STEP_GEOMETRY
             store = self._store.get(name)
             if store is None or len(store) < n + m:
                 grown = np.empty((n + m + (n + m) // 4,) + rows.shape[1:], dtype=rows.dtype)
-                if kept:
+                if name not in STEP_GEOMETRY:
                     grown[:n] = rows
                 store = self._store[name] = grown
-            if m and kept:
-                open_rows(store.reshape(len(store), -1), n, at)
             setattr(self, name, store[:n + m])
-        new = at + np.arange(m)
+        new = slice(n, n + m)
         for name, (_, _, start) in _FIELDS.items():
             if name not in STEP_GEOMETRY:
                 getattr(self, name)[new] = start
@@ -159,7 +156,7 @@ class ContactRecords:
         self.vertex[new] = key % 4
         self.k_n[new] = k_n
         self.k_t[new] = k_t
-        return at
+        return np.full(m, n, dtype=np.int64)
 
     def nbytes(self) -> int:
         """Bytes of the record arrays, their room to spare included."""
