@@ -29,11 +29,12 @@ Ghost faces, in two levels at every renewal:
    radius among them (``surface_boxes``; an Allgather sized by the rank count). With
    h = Rmax + margin (Rmax the largest over all ranks), ranks whose boxes come within h of
    each other are neighbours, a symmetric relation every rank evaluates alike;
-2. each rank sends each neighbour the bounding boxes of its active elements within h of
-   the neighbour's boxes (``boxes_within``), and gets back the elements with a face whose
-   sphere, inflated by the margin, reaches one of them (``faces_near_boxes``): every face
-   a neighbour's semi-spring could take as a candidate, since its semi-springs lie in those
-   element boxes, and hardly more (one layer of elements along a partition boundary).
+2. each rank sends each neighbour the bounding boxes of its active elements within
+   R_n + margin of the neighbour's boxes (R_n the neighbour's own largest face radius: no
+   face of it reaches farther; ``boxes_within``), and gets back the elements with a face
+   whose sphere, inflated by the margin, reaches one of them (``faces_near_boxes``): every
+   face a neighbour's semi-spring could take as a candidate, since its semi-springs lie in
+   those element boxes, and hardly more (one layer of elements along a partition boundary).
 
 Only neighbours exchange cells and elements, so the traffic scales with the partition
 boundary, not with the whole surface.
@@ -169,10 +170,11 @@ def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
     mask returned. The faces are hashed once on the multi-level grid of
     ``find_candidates`` (a face of reach R + margin on the level whose cell edge h_L is at
     least its reach), and each box looks, on every occupied level, at the cells its
-    inflation by h_L covers: a face centre within reach of the box lies in one of them; a
-    box that covers more cells on a level than the level has faces tests those faces one
-    by one instead. Cells of the largest reach instead would put thousands of the sliding
-    mass's small element boxes beside every face where the coarse valley floor meets it."""
+    inflation by h_L covers within the range of cells the level's faces occupy: a face
+    centre within reach of the box lies in one of them; a box that covers more of those
+    cells than the level has faces tests its faces one by one instead. Cells of the
+    largest reach instead would put thousands of the sliding mass's small element boxes
+    beside every face where the coarse valley floor meets it."""
     n_sets = first.shape[0] - 1
     out = np.zeros((n_sets, n_faces // 6), dtype=np.bool_)
     origin, edge, smallest, mask, start, members = _level_grid(centre, radius, margin)
@@ -186,10 +188,17 @@ def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
         on_level[level + 1] += on_level[level]
     fill = on_level[:-1].copy()
     by_level = np.empty(len(members), dtype=np.int64)
+    cell_lo = np.full((64, 3), np.iinfo(np.int64).max)
+    cell_hi = np.full((64, 3), np.iinfo(np.int64).min)
     for i in range(len(members)):
-        level = _grid_level(radius[members[i]] + margin, smallest)
-        by_level[fill[level]] = members[i]
+        q = members[i]
+        level = _grid_level(radius[q] + margin, smallest)
+        by_level[fill[level]] = q
         fill[level] += 1
+        for k in range(3):
+            cell = int(math.floor((centre[q, k] - origin[k]) / edge[level]))
+            cell_lo[level, k] = min(cell_lo[level, k], cell)
+            cell_hi[level, k] = max(cell_hi[level, k], cell)
     levels = np.nonzero(edge)[0]
     slack = 1.0 + 1e-6
     for i in range(n_sets):
@@ -197,12 +206,14 @@ def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
         for j in range(first[i], first[i + 1]):
             for level in levels:
                 h = edge[level]
-                first0 = int(math.floor((boxes[j, 0] - lo0) / h - slack))
-                first1 = int(math.floor((boxes[j, 1] - lo1) / h - slack))
-                first2 = int(math.floor((boxes[j, 2] - lo2) / h - slack))
-                last0 = int(math.floor((boxes[j, 3] - lo0) / h + slack))
-                last1 = int(math.floor((boxes[j, 4] - lo1) / h + slack))
-                last2 = int(math.floor((boxes[j, 5] - lo2) / h + slack))
+                first0 = max(int(math.floor((boxes[j, 0] - lo0) / h - slack)), cell_lo[level, 0])
+                first1 = max(int(math.floor((boxes[j, 1] - lo1) / h - slack)), cell_lo[level, 1])
+                first2 = max(int(math.floor((boxes[j, 2] - lo2) / h - slack)), cell_lo[level, 2])
+                last0 = min(int(math.floor((boxes[j, 3] - lo0) / h + slack)), cell_hi[level, 0])
+                last1 = min(int(math.floor((boxes[j, 4] - lo1) / h + slack)), cell_hi[level, 1])
+                last2 = min(int(math.floor((boxes[j, 5] - lo2) / h + slack)), cell_hi[level, 2])
+                if first0 > last0 or first1 > last1 or first2 > last2:
+                    continue
                 cells = ((last0 - first0 + 1.0) * (last1 - first1 + 1.0)
                          * (last2 - first2 + 1.0))
                 if cells > on_level[level + 1] - on_level[level]:

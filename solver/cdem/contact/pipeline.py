@@ -497,7 +497,8 @@ class Contact:
         if self.comm.allreduce(ranks != self.neighbours.ranks, op=MPI.LOR):
             self.neighbours.free()
             self.neighbours = Neighbours(self.comm, ranks, self.traffic)
-        near = [np.hstack([lo, hi])[boxes_within(lo, hi, everyone[r][0], h)]
+        near = [np.hstack([lo, hi])[boxes_within(lo, hi, everyone[r][0],
+                                                 everyone[r][1] + margin)]
                 for r in self.neighbours.ranks]
         theirs, per_rank = self.neighbours.exchange(
             np.concatenate(near) if near else np.zeros((0, 6)),
