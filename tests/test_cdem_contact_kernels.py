@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from solver.cdem.contact.detect import (boxes_within, element_boxes, face_spheres,
+from solver.cdem.contact.detect import (_box_grid_cells, boxes_within, element_boxes, face_spheres,
                                         faces_near_boxes, find_candidates, local_faces,
                                         surface_boxes)
 from solver.cdem.contact.exchange import UNSORTED, ShareBuffers, ordered_sums
@@ -154,6 +154,8 @@ def test_faces_near_boxes_over_faces_and_boxes_of_sizes_a_thousand_fold_apart():
     chosen = np.nonzero(faces_near_boxes(centre, radius, len(radius), boxes,
                                          np.array([0, len(boxes)]), margin)[0])[0]
     expected = _faces_reaching(centre, radius, boxes, margin)
+    _, on_box_grid = _box_grid_cells(boxes, margin)
+    assert 0 < np.count_nonzero(on_box_grid) < len(boxes)     # both grids take boxes
     np.testing.assert_array_equal(chosen, expected)
     assert 0.1 < len(chosen) / 400 < 0.9
     near = boxes_within(lo[:5], lo[:5] + 0.1, boxes[5:], 0.3)

@@ -162,24 +162,77 @@ def _mark_if_reaches(q, centre, radius, margin, boxes, j, out):
         out[q // 6] = True
 
 
+#: The box grid of :func:`faces_near_boxes` holds the boxes, smallest first, as long as
+#: they fill at most this many of its cells per box on average (a few large boxes would
+#: otherwise fill millions); the others are searched for on the face grid.
+BOX_GRID_CELLS = 16
+
+
 @njit(cache=True)
 def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
     """For each set i of boxes, ``boxes[first[i]:first[i + 1]]`` (m, 6: lo, hi; a set per
     neighbour rank), the own elements (face index // 6) with an active face whose sphere,
     inflated by the margin, reaches one of its boxes: row i of the (n_sets, n_faces // 6)
-    mask returned. The faces are hashed once on the multi-level grid of
-    ``find_candidates`` (a face of reach R + margin on the level whose cell edge h_L is at
-    least its reach), and each box looks, on every occupied level, at the cells its
-    inflation by h_L covers within the range of cells the level's faces occupy: a face
-    centre within reach of the box lies in one of them; a box that covers more of those
-    cells than the level has faces tests its faces one by one instead. Cells of the
-    largest reach instead would put thousands of the sliding mass's small element boxes
-    beside every face where the coarse valley floor meets it."""
+    mask returned.
+
+    Two grids share the pairs (face, box) between them:
+    * the faces on the multi-level grid of ``find_candidates`` (a face of reach R + margin
+      on the level whose cell edge h_L is at least its reach): each box looks, on every
+      occupied level, at the cells its inflation by h_L covers within the range of cells
+      the level's faces occupy (a face centre within reach of the box lies in one of
+      them); a box that covers more of those cells than the level has faces tests its
+      faces one by one instead. Cells of the largest reach instead would put thousands of
+      the sliding mass's small element boxes beside every face where the coarse valley
+      floor meets it. Every box meets the faces of the upper levels here, and the boxes
+      left off the box grid those of level 0 too;
+    * the other boxes on a grid of cell edge (median box extent + margin), smallest first
+      while they fill at most BOX_GRID_CELLS cells per box: each face of level 0 (most of
+      them: the small faces) looks at the cells its reach covers. On the
+      production Jiweishan's partial renewals (about 85,000 active faces, 14,000-15,000
+      boxes) this took the search from 37-47 to 21-25 ms."""
     n_sets = first.shape[0] - 1
     out = np.zeros((n_sets, n_faces // 6), dtype=np.bool_)
     origin, edge, smallest, mask, start, members = _level_grid(centre, radius, margin)
     if first[n_sets] == 0 or len(members) == 0:
         return out
+    box_edge, on_box_grid = _box_grid_cells(boxes, margin)
+    _near_on_face_grid(centre, radius, boxes, first, margin, origin, edge, smallest, mask,
+                       start, members, on_box_grid, out)
+    _near_on_box_grid(centre, radius, boxes, first, margin, smallest, box_edge, on_box_grid, out)
+    return out
+
+
+@njit(cache=True)
+def _box_grid_cells(boxes, margin):
+    """Cell edge of the box grid (median box extent + margin) and which boxes go on it:
+    the smallest, as long as they fill at most BOX_GRID_CELLS cells per box (a box of
+    extents e_k fills at most the product of e_k / edge + 2)."""
+    m = boxes.shape[0]
+    extent = np.empty(m)
+    for j in range(m):
+        extent[j] = max(boxes[j, 3] - boxes[j, 0], boxes[j, 4] - boxes[j, 1],
+                        boxes[j, 5] - boxes[j, 2])
+    box_edge = np.median(extent) + margin
+    cells = np.empty(m)
+    for j in range(m):
+        cells[j] = 1.0
+        for k in range(3):
+            cells[j] *= (boxes[j, 3 + k] - boxes[j, k]) / box_edge + 2.0
+    on_grid = np.zeros(m, dtype=np.bool_)
+    filled = 0.0
+    for j in np.argsort(cells):
+        filled += cells[j]
+        if filled > BOX_GRID_CELLS * m:
+            break
+        on_grid[j] = True
+    return box_edge, on_grid
+
+
+@njit(cache=True)
+def _near_on_face_grid(centre, radius, boxes, first, margin, origin, edge, smallest, mask,
+                       start, members, on_box_grid, out):
+    """The first grid of :func:`faces_near_boxes`: every box against the faces of levels
+    above 0, the boxes not ``on_box_grid`` against those of level 0 too."""
     lo0, lo1, lo2 = origin[0], origin[1], origin[2]
     on_level = np.zeros(65, dtype=np.int64)
     for i in range(len(members)):
@@ -201,10 +254,12 @@ def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
             cell_hi[level, k] = max(cell_hi[level, k], cell)
     levels = np.nonzero(edge)[0]
     slack = 1.0 + 1e-6
-    for i in range(n_sets):
+    for i in range(first.shape[0] - 1):
         near = out[i]
         for j in range(first[i], first[i + 1]):
             for level in levels:
+                if level == 0 and on_box_grid[j]:
+                    continue
                 h = edge[level]
                 first0 = max(int(math.floor((boxes[j, 0] - lo0) / h - slack)), cell_lo[level, 0])
                 first1 = max(int(math.floor((boxes[j, 1] - lo1) / h - slack)), cell_lo[level, 1])
@@ -227,7 +282,82 @@ def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
                             for at in range(start[b], start[b + 1]):
                                 _mark_if_reaches(members[at], centre, radius, margin, boxes,
                                                  j, near)
-    return out
+
+
+@njit(cache=True)
+def _near_on_box_grid(centre, radius, boxes, first, margin, smallest, box_edge, on_box_grid,
+                      out):
+    """The second grid of :func:`faces_near_boxes`: the ``on_box_grid`` boxes hashed on a
+    grid of cell edge ``box_edge`` (each in every cell it overlaps), against the faces of
+    level 0, each looking at the cells its reach covers."""
+    m = boxes.shape[0]
+    set_of = np.empty(m, dtype=np.int64)
+    for i in range(first.shape[0] - 1):
+        set_of[first[i]:first[i + 1]] = i
+    origin = np.empty(3)
+    for k in range(3):
+        origin[k] = boxes[:, k].min()
+    size = 1
+    while size < 8 * m:
+        size *= 2
+    mask = size - 1
+    start = np.zeros(size + 1, dtype=np.int64)
+    for j in range(m):
+        if on_box_grid[j]:
+            a0, b0, a1, b1, a2, b2 = _cell_range(boxes[j, :3], boxes[j, 3:], origin, box_edge)
+            for c0 in range(a0, b0 + 1):
+                for c1 in range(a1, b1 + 1):
+                    for c2 in range(a2, b2 + 1):
+                        start[_cell_hash(c0, c1, c2, mask) + 1] += 1
+    for b in range(size):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    entries = np.empty(start[size], dtype=np.int64)
+    for j in range(m):
+        if on_box_grid[j]:
+            a0, b0, a1, b1, a2, b2 = _cell_range(boxes[j, :3], boxes[j, 3:], origin, box_edge)
+            for c0 in range(a0, b0 + 1):
+                for c1 in range(a1, b1 + 1):
+                    for c2 in range(a2, b2 + 1):
+                        b = _cell_hash(c0, c1, c2, mask)
+                        entries[fill[b]] = j
+                        fill[b] += 1
+    reach_lo = np.empty(3)
+    reach_hi = np.empty(3)
+    for q in range(radius.shape[0]):
+        if radius[q] < 0.0 or _grid_level(radius[q] + margin, smallest) != 0:
+            continue
+        reach = radius[q] + margin
+        for k in range(3):
+            reach_lo[k] = centre[q, k] - reach
+            reach_hi[k] = centre[q, k] + reach
+        a0, b0, a1, b1, a2, b2 = _cell_range(reach_lo, reach_hi, origin, box_edge)
+        for c0 in range(a0, b0 + 1):
+            for c1 in range(a1, b1 + 1):
+                for c2 in range(a2, b2 + 1):
+                    b = _cell_hash(c0, c1, c2, mask)
+                    for at in range(start[b], start[b + 1]):
+                        j = entries[at]
+                        i = set_of[j]
+                        if out[i, q // 6]:
+                            continue
+                        g0 = max(boxes[j, 0] - centre[q, 0], centre[q, 0] - boxes[j, 3], 0.0)
+                        g1 = max(boxes[j, 1] - centre[q, 1], centre[q, 1] - boxes[j, 4], 0.0)
+                        g2 = max(boxes[j, 2] - centre[q, 2], centre[q, 2] - boxes[j, 5], 0.0)
+                        if g0 * g0 + g1 * g1 + g2 * g2 <= reach * reach:
+                            out[i, q // 6] = True
+
+
+@njit(cache=True, inline="always")
+def _cell_range(lo, hi, origin, edge):
+    """First and last cell along each axis of a grid of cell edge ``edge`` from ``origin``
+    that the box lo, hi (3,) overlaps."""
+    return (int(math.floor((lo[0] - origin[0]) / edge)),
+            int(math.floor((hi[0] - origin[0]) / edge)),
+            int(math.floor((lo[1] - origin[1]) / edge)),
+            int(math.floor((hi[1] - origin[1]) / edge)),
+            int(math.floor((lo[2] - origin[2]) / edge)),
+            int(math.floor((hi[2] - origin[2]) / edge)))
 
 
 @njit(cache=True)
