@@ -187,9 +187,9 @@ def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
       left off the box grid those of level 0 too;
     * the other boxes on a grid of cell edge (median box extent + margin), smallest first
       while they fill at most BOX_GRID_CELLS cells per box: each face of level 0 (most of
-      them: the small faces) looks at the cells its reach covers. On the
-      production Jiweishan's partial renewals (about 85,000 active faces, 14,000-15,000
-      boxes) this took the search from 37-47 to 21-25 ms."""
+      them: the small faces) looks at the cells its reach covers. On the production
+      Jiweishan's partial renewals (about 85,000 active faces, 14,000-15,000
+      boxes) this took the search from 34-47 to 21-28 ms."""
     n_sets = first.shape[0] - 1
     out = np.zeros((n_sets, n_faces // 6), dtype=np.bool_)
     origin, edge, smallest, mask, start, members = _level_grid(centre, radius, margin)
@@ -206,7 +206,7 @@ def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
 def _box_grid_cells(boxes, margin):
     """Cell edge of the box grid (median box extent + margin) and which boxes go on it:
     the smallest, as long as they fill at most BOX_GRID_CELLS cells per box (a box of
-    extents e_k fills at most the product of e_k / edge + 2)."""
+    extents e_k fills fewer than the product of e_k / edge + 2)."""
     m = boxes.shape[0]
     extent = np.empty(m)
     for j in range(m):
@@ -301,27 +301,28 @@ def _near_on_box_grid(centre, radius, boxes, first, margin, smallest, box_edge, 
     while size < 8 * m:
         size *= 2
     mask = size - 1
-    start = np.zeros(size + 1, dtype=np.int64)
+    cell_of = np.empty(int(1.01 * BOX_GRID_CELLS * m) + 1, dtype=np.int64)
+    box_of = np.empty_like(cell_of)
+    n_entries = 0
     for j in range(m):
         if on_box_grid[j]:
             a0, b0, a1, b1, a2, b2 = _cell_range(boxes[j, :3], boxes[j, 3:], origin, box_edge)
             for c0 in range(a0, b0 + 1):
                 for c1 in range(a1, b1 + 1):
                     for c2 in range(a2, b2 + 1):
-                        start[_cell_hash(c0, c1, c2, mask) + 1] += 1
+                        cell_of[n_entries] = _cell_hash(c0, c1, c2, mask)
+                        box_of[n_entries] = j
+                        n_entries += 1
+    start = np.zeros(size + 1, dtype=np.int64)
+    for k in range(n_entries):
+        start[cell_of[k] + 1] += 1
     for b in range(size):
         start[b + 1] += start[b]
     fill = start[:-1].copy()
-    entries = np.empty(start[size], dtype=np.int64)
-    for j in range(m):
-        if on_box_grid[j]:
-            a0, b0, a1, b1, a2, b2 = _cell_range(boxes[j, :3], boxes[j, 3:], origin, box_edge)
-            for c0 in range(a0, b0 + 1):
-                for c1 in range(a1, b1 + 1):
-                    for c2 in range(a2, b2 + 1):
-                        b = _cell_hash(c0, c1, c2, mask)
-                        entries[fill[b]] = j
-                        fill[b] += 1
+    entries = np.empty(n_entries, dtype=np.int64)
+    for k in range(n_entries):
+        entries[fill[cell_of[k]]] = box_of[k]
+        fill[cell_of[k]] += 1
     reach_lo = np.empty(3)
     reach_hi = np.empty(3)
     for q in range(radius.shape[0]):
