@@ -149,17 +149,13 @@ def boxes_within(lo, hi, boxes, reach):
 
 
 @njit(cache=True, inline="always")
-def _mark_if_reaches(q, centre, radius, margin, boxes, j, out):
-    """Mark face q's element in ``out`` when the face's sphere, inflated by the margin,
-    reaches box j."""
-    if out[q // 6]:
-        return
+def _reaches(q, centre, radius, margin, boxes, j):
+    """Whether face q's sphere, inflated by the margin, reaches box j."""
     g0 = max(boxes[j, 0] - centre[q, 0], centre[q, 0] - boxes[j, 3], 0.0)
     g1 = max(boxes[j, 1] - centre[q, 1], centre[q, 1] - boxes[j, 4], 0.0)
     g2 = max(boxes[j, 2] - centre[q, 2], centre[q, 2] - boxes[j, 5], 0.0)
     reach = radius[q] + margin
-    if g0 * g0 + g1 * g1 + g2 * g2 <= reach * reach:
-        out[q // 6] = True
+    return g0 * g0 + g1 * g1 + g2 * g2 <= reach * reach
 
 
 #: The box grid of :func:`faces_near_boxes` holds the boxes, smallest first, as long as
@@ -273,15 +269,19 @@ def _near_on_face_grid(centre, radius, boxes, first, margin, origin, edge, small
                          * (last2 - first2 + 1.0))
                 if cells > on_level[level + 1] - on_level[level]:
                     for at in range(on_level[level], on_level[level + 1]):
-                        _mark_if_reaches(by_level[at], centre, radius, margin, boxes, j, near)
+                        q = by_level[at]
+                        if not near[q // 6] and _reaches(q, centre, radius, margin, boxes, j):
+                            near[q // 6] = True
                     continue
                 for c0 in range(first0, last0 + 1):
                     for c1 in range(first1, last1 + 1):
                         for c2 in range(first2, last2 + 1):
                             b = _level_hash(level, c0, c1, c2, mask)
                             for at in range(start[b], start[b + 1]):
-                                _mark_if_reaches(members[at], centre, radius, margin, boxes,
-                                                 j, near)
+                                q = members[at]
+                                if not near[q // 6] and _reaches(q, centre, radius, margin,
+                                                                 boxes, j):
+                                    near[q // 6] = True
 
 
 @njit(cache=True)
@@ -340,12 +340,7 @@ def _near_on_box_grid(centre, radius, boxes, first, margin, smallest, box_edge, 
                     for at in range(start[b], start[b + 1]):
                         j = entries[at]
                         i = set_of[j]
-                        if out[i, q // 6]:
-                            continue
-                        g0 = max(boxes[j, 0] - centre[q, 0], centre[q, 0] - boxes[j, 3], 0.0)
-                        g1 = max(boxes[j, 1] - centre[q, 1], centre[q, 1] - boxes[j, 4], 0.0)
-                        g2 = max(boxes[j, 2] - centre[q, 2], centre[q, 2] - boxes[j, 5], 0.0)
-                        if g0 * g0 + g1 * g1 + g2 * g2 <= reach * reach:
+                        if not out[i, q // 6] and _reaches(q, centre, radius, margin, boxes, j):
                             out[i, q // 6] = True
 
 
@@ -561,27 +556,24 @@ def local_faces(faces, gid):
 
 
 @njit(cache=True)
-def carried_faces(faces, at, elem_at, out):
-    """Potential targets carried over a change of the records and contact elements: row i
-    of ``faces`` (faces 6 c + f, -1 none) goes to row i + (entries of ``at`` not above i)
-    of ``out`` (``at`` non-decreasing: the records inserted meanwhile, whose rows are left
-    as they are, see solver.cdem.contact.records.open_rows), its face 6 c + f to
-    6 elem_at[c] + f. Returns whether every element met has a new index (elem_at >= 0)."""
+def carried_faces(faces, elem_at, out):
+    """Potential targets carried over a change of the contact elements: row i of ``faces``
+    (faces 6 c + f, -1 none) goes to row i of ``out``, its face 6 c + f to 6 elem_at[c] + f
+    (the records of faces freed since come after those rows, solver.cdem.contact.records,
+    and are left as they are). Returns whether every element met has a new index
+    (elem_at >= 0)."""
     found = True
-    j = 0
     for i in range(faces.shape[0]):
-        while j < at.shape[0] and at[j] <= i:
-            j += 1
         for k in range(faces.shape[1]):
             q = faces[i, k]
-            out[i + j, k] = -1
+            out[i, k] = -1
             if q < 0:
                 continue
             c = elem_at[q // 6]
             if c < 0:
                 found = False
             else:
-                out[i + j, k] = 6 * c + q % 6
+                out[i, k] = 6 * c + q % 6
     return found
 
 

@@ -73,9 +73,6 @@ from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 #: by at most 2 sqrt(3) margin, to under 4.5 margins.
 KEPT_REACH = 5.0
 
-#: No records inserted since the potential targets were found (Contact._global_faces).
-NONE_INSERTED = np.zeros(0, dtype=np.int64)
-
 TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, "vertex-face"),
               (EDGE_EDGE, "edge-edge"))
 
@@ -202,14 +199,14 @@ class Contact:
         area = self.own.face_area.ravel()[face_of] / 4.0
         k_n = on_grid(self.own.k_n.ravel()[face_of] * area, self.k_grid)
         k_t = self.own.k_t.ravel()[face_of] * area
-        at = self.ss.insert(key, elem, k_n, k_t, renumber)
+        self.ss.insert(key, elem, k_n, k_t, renumber)
         self.se.insert(key, elem, 2.0 * k_n, 2.0 * k_t, renumber)
         self.glued = glued
         self.bodies = self.own.bodies(glued)
         self.own_rows = self._own_element_rows()
         self.fresh = np.zeros_like(active)
         if self.x_renewal is not None:
-            self.pending = (self.candidates, self.gid, at)
+            self.pending = (self.candidates, self.gid)
             x_renewal = np.empty((len(self.own_active), 24))
             x_renewal[:len(old_active)] = self.x_renewal.reshape(-1, 24)
             open_rows(x_renewal, len(old_active), at_elem)
@@ -431,23 +428,22 @@ class Contact:
         self.fresh[:] = False
         self.fresh_faces[:] = False
 
-    def _global_faces(self, faces: np.ndarray, gid: np.ndarray,
-                      at: np.ndarray = NONE_INSERTED) -> np.ndarray:
+    def _global_faces(self, faces: np.ndarray, gid: np.ndarray) -> np.ndarray:
         """Potential targets per record as global face ids 6 g + f (-1 none), from
-        ``faces`` (6 c + f, c an index into ``gid``) of the records before those inserted
-        at ``at`` since (solver.cdem.contact.detect.carried_faces)."""
+        ``faces`` (6 c + f, c an index into ``gid``) of the first records (those of faces
+        freed since have none; solver.cdem.contact.detect.carried_faces)."""
         out = np.full((len(self.ss), N_CANDIDATES), -1, dtype=np.int64)
-        carried_faces(faces, at, gid, out)
+        carried_faces(faces, gid, out)
         return out
 
     def _carried_candidates(self) -> np.ndarray:
         """The potential targets kept across a glue change, as faces of the contact
         elements now here (every one must be an own or ghost element here); none for the
         records of the faces that turned active."""
-        faces, gid, at = self.pending
+        faces, gid = self.pending
         mapped, _ = local_faces(6 * gid[:, None], self.gid)
         out = np.full((len(self.ss), N_CANDIDATES), -1, dtype=np.int64)
-        if not carried_faces(faces, at, np.where(mapped >= 0, mapped // 6, -1).ravel(), out):
+        if not carried_faces(faces, np.where(mapped >= 0, mapped // 6, -1).ravel(), out):
             raise RuntimeError("a kept potential target has no ghost here")
         return out
 
@@ -552,7 +548,7 @@ class Contact:
         faces = tables["semi_springs"]["candidates"]
         gid = np.unique(faces[faces >= 0] // 6)
         self.pending = (np.where(faces >= 0, 6 * np.searchsorted(gid, faces // 6) + faces % 6,
-                                 -1), gid, NONE_INSERTED)
+                                 -1), gid)
         if scalars.get("pending"):
             self.fresh[self.own_active] = tables["renewal"]["fresh"]
             self._drop_ghosts()

@@ -38,7 +38,8 @@ _FIELDS = {"key": ((), np.int64, 0), "elem": ((), np.int64, 0), "face": ((), np.
            "share": ((), float, 1.0), "placed": ((), np.bool_, False), "offset": ((), float, 0.0),
            "force": ((3,), float, 0.0)}
 #: The geometry of the step: written for every record (overlap) or every record in contact
-#: (the others) before the step reads it, so an insertion leaves these rows where they are.
+#: (the others) before the step reads it, so :meth:`ContactRecords.insert` neither copies
+#: these rows into a grown store nor sets them for new records.
 STEP_GEOMETRY = frozenset({"overlap", "normal", "slip", "own_w", "target_node", "target_w",
                            "target_elem", "retargeted"})
 
@@ -122,16 +123,15 @@ class ContactRecords:
         return cls(kind=kind, **rows)
 
     def insert(self, key: np.ndarray, elem: np.ndarray, k_n: np.ndarray, k_t: np.ndarray,
-               renumber: np.ndarray | None = None) -> np.ndarray:
-        """Add the records of new keys (increasing, none of them here yet) after the others;
-        returns their places as the number of old records before each (all of them, for
-        solver.cdem.contact.detect.carried_faces). The others keep their rows and their
-        history (target, tangential force, dashpot state, share and place; a face that stays
-        active keeps its contact history when others break free), their contact elements
-        renumbered by ``renumber`` (old -> new index) where given, and their last step's
-        normal force and status (what the summary counts). The arrays have room to spare,
-        and it grows by a quarter when it runs out: nothing moves but the new rows written.
-        The geometry of the step (STEP_GEOMETRY) is rewritten before it is read."""
+               renumber: np.ndarray | None = None) -> None:
+        """Add the records of new keys (increasing, none of them here yet) after the others.
+        The others keep their rows and their history (target, tangential force, dashpot
+        state, share and place; a face that stays active keeps its contact history when
+        others break free), their contact elements renumbered by ``renumber`` (old -> new
+        index) where given, and their last step's normal force and status (what the summary
+        counts). The arrays have room to spare, and it grows by a quarter when it runs out:
+        nothing moves but the new rows written. The geometry of the step (STEP_GEOMETRY) is
+        rewritten before it is read."""
         n, m = len(self), len(key)
         if renumber is not None:
             self.elem[:] = renumber[self.elem]
@@ -156,7 +156,6 @@ class ContactRecords:
         self.vertex[new] = key % 4
         self.k_n[new] = k_n
         self.k_t[new] = k_t
-        return np.full(m, n, dtype=np.int64)
 
     def nbytes(self) -> int:
         """Bytes of the record arrays, their room to spare included."""
