@@ -23,7 +23,7 @@ from solver.cdem.bodies import Bodies
 from solver.cdem.config import Config
 from solver.cdem.contact.law import stable_dashpot_mass
 from solver.cdem.model import model_from_mesh
-from solver.cdem.run import time_step
+from solver.cdem.run import time_steps
 from solver.cdem.timeloop import TimeLoop
 from solver.contact_laws.laws import (
     BROKEN_TENSION,
@@ -68,7 +68,7 @@ def _collide(case: dict, comm=MPI.COMM_SELF) -> tuple[float, float]:
     cfg = from_dict(Config, case, "collide", "", None)
     mesh = mesh_from_config(cfg.mesh, "collide") if comm.rank == 0 else None
     model = model_from_mesh(comm, cfg, mesh, "collide")
-    dt = time_step(comm, cfg, model, "collide")
+    dt = time_steps(comm, cfg, model, "collide")[0]
     loop = TimeLoop(comm, model, cfg.gravity, dt)
     upper = np.repeat(model.elements.group == 1, 8)
     held = case["boundaries"][:1] == [{"group": "lower"}]
@@ -151,7 +151,7 @@ def test_dashpot_cap_is_the_stability_limit_of_the_explicit_step(viscous):
     1 just past it."""
     m_node, omega, dt, zeta = 3.0, 2.0e3, 4.0e-4, damping_ratio_from_restitution(0.3)
     cap = stable_dashpot_mass(np.array([m_node]), np.array([omega]), zeta, dt,
-                              [(0.0, 0.0), (0.0, viscous)])[0]
+                              (0.0, viscous))[0]
 
     def radius(m):
         gamma = (2.0 * zeta * math.sqrt(m / m_node) * omega + viscous) * dt   # damping dt / m

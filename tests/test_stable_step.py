@@ -16,18 +16,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import numpy as np
 import pytest
+from mpi4py import MPI
 
 from conftest import CASES
+from solver.case import from_dict
+from solver.cdem.config import Config
 from solver.cdem.constitutive import lame
 from solver.cdem.hex8 import element_step, lumped_masses
-from solver.cdem.model import critical_step, element_frequency
-from solver.cdem.timeloop import DAMPING, node_step
+from solver.cdem.model import critical_step, element_frequency, model_from_mesh
+from solver.cdem.timeloop import DAMPING, TimeLoop, node_step
 from solver.cli import main
+from solver.mesh.build import mesh_from_config
 
 
 def _peak(dt: float, mode: str, alpha: float, c: float, zeta: float, steps: int = 4000) -> float:
@@ -42,7 +47,7 @@ def _peak(dt: float, mode: str, alpha: float, c: float, zeta: float, steps: int 
         f_int[0, 0] = -x[0, 0]
         f_dashpot[0, 0] = -2.0 * zeta * v[0, 0]
         node_step(1, f_int, np.zeros((1, 3, 3)), f_dashpot, one, np.zeros(3), v, x, du, fixed,
-                  held, dt, DAMPING[mode], alpha, c, sums)
+                  held, dt, dt, DAMPING[mode], alpha, c, sums)
         peak = max(peak, abs(x[0, 0]))
         if not peak < 1e6:
             break
@@ -142,3 +147,46 @@ def test_step_inside_the_former_limit_is_refused_with_local_damping(tmp_path, ca
     line = capsys.readouterr().err.strip()
     assert "time.dt" in line and "3.150e-04" in line
     assert not (tmp_path / "out").exists()
+
+
+def test_each_stage_steps_at_its_own_limit(tmp_path, capsys):
+    """The column relaxed under local damping (alpha = 0.8), then left undamped: without
+    contact dashpots the limit is 2 / (sqrt(1 + alpha) omega), so the undamped stage steps
+    sqrt(1.8) times longer than the relaxation; at safety 1.0 it stays at rest (an unstable
+    step grows without bound within its 3,000 steps)."""
+    case = tmp_path / "column.toml"
+    case.write_text((CASES / "column_gravity.toml").read_text() + "\n".join([
+        "", "[[stages]]", "name = 'free'", "kind = 'dynamic'", "damping = 'none'",
+        "max_steps = 3000", ""]))
+    args = ["run", str(case), "--out", str(tmp_path / "out"), "--quiet",
+            "--set", "time.safety=1.0", "--set", "stages[0].max_steps=20000"]
+    assert main(args) == 0, capsys.readouterr().err
+    r = json.loads((tmp_path / "out" / "summary.json").read_text())["results"]
+    relax, free = r["stages"]
+    assert relax["end"] == "converged" and free["steps"] == 3000
+    assert free["dt"] / relax["dt"] == pytest.approx(math.sqrt(1.8), rel=1e-12)
+    static = 2500.0 * 9.81 * 10.0 ** 2 / (2.0 * 1.2e9) * 1.1
+    assert math.isfinite(r["energy"]["kinetic"]) and r["max_displacement"] < 2.05 * static
+
+
+def test_free_fall_stays_exact_across_a_step_change(tmp_path):
+    """A free 2 x 2 x 2 block under gravity, 40 steps of 1e-4 s, then 30 of 2.5e-4 s: the
+    central difference with the mean of the two steps at the change is exact for a constant
+    acceleration, so every node follows z = z0 - g (t^2 + dt_1 t) / 2 (the start from rest
+    takes v^{1/2} = -g dt_1, an initial speed of -g dt_1 / 2). With the new step alone at the
+    change the block would be g (2.5e-4 - 1e-4) / 2 x 7.5 ms = 5.5e-6 m off."""
+    case = {"gravity": [0.0, 0.0, -9.81],
+            "mesh": {"boxes": [{"n": [2, 2, 2], "size": [2.0, 2.0, 2.0], "group": "rock"}]},
+            "materials": [{"density": 2500.0, "youngs_modulus": 1e9, "poisson_ratio": 0.25}],
+            "stages": [{"name": "fall", "kind": "dynamic", "damping": "none", "max_steps": 40}]}
+    cfg = from_dict(Config, case, "fall", "", None)
+    model = model_from_mesh(MPI.COMM_SELF, cfg, mesh_from_config(cfg.mesh, "fall"), "fall")
+    z0 = model.nodes.x[:, 2].copy()
+    dt_1, dt_2 = 1e-4, 2.5e-4
+    loop = TimeLoop(MPI.COMM_SELF, model, cfg.gravity, dt_1)
+    loop.run_stage(cfg.stages[0], [])
+    loop.set_step(dt_2)
+    loop.run_stage(dataclasses.replace(cfg.stages[0], max_steps=30), [])
+    t = 40 * dt_1 + 30 * dt_2
+    fall = 0.5 * 9.81 * (t * t + dt_1 * t)
+    assert np.abs(model.nodes.x[:, 2] - (z0 - fall)).max() < 1e-12

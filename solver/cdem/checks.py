@@ -120,13 +120,15 @@ def check_self_weight(cfg: Config, mesh: HexMesh, where: str) -> None:
                          f"|g| {g:g} m/s2): beyond any elastic range")
 
 
-def check_time_step(cfg: Config, mesh: HexMesh, dt: float, limit: float, where: str) -> None:
-    """The step ``dt`` the run will take (``limit``: the stability limit) suits every stage."""
-    if not (math.isfinite(dt) and dt > 0.0):
-        field, text = _model_step(cfg, mesh, limit, where)
-        raise InputError(f"{where}: {field}", f"{text}: no usable time step")
-    crossing = _crossing_time(cfg, mesh, where)
-    for i, stage in enumerate(cfg.stages):
+def check_time_step(cfg: Config, mesh: HexMesh, steps: list[float], limits: list[float],
+                    where: str) -> None:
+    """The step each stage will take (``steps``; ``limits``: their stability limits) suits
+    it."""
+    crossing = None
+    for i, (stage, dt, limit) in enumerate(zip(cfg.stages, steps, limits)):
+        if not (math.isfinite(dt) and dt > 0.0):
+            field, text = _model_step(cfg, mesh, limit, where)
+            raise InputError(f"{where}: {field}", f"{text}: no usable time step")
         label = f"stage {stage.name!r} (stages[{i}])"
         if math.isfinite(stage.duration):
             if stage.duration < dt:
@@ -135,6 +137,7 @@ def check_time_step(cfg: Config, mesh: HexMesh, dt: float, limit: float, where: 
                                  f"({dt:.3e} s)")
             span, need = stage.duration, f"{label} needs"
         else:
+            crossing = crossing or _crossing_time(cfg, mesh, where)
             span = crossing
             need = f"a p-wave crosses the mesh in {crossing:.3g} s, so {label} needs over"
         steps = span / dt

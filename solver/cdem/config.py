@@ -207,11 +207,13 @@ class Stage:
 
 @dataclass
 class TimeConfig:
-    """Time step: automatic (safety * stability limit) or given."""
+    """Time step: automatic, per stage (safety * the stage's stability limit under its own
+    damping), or given (the same for every stage)."""
 
     safety: float = param(0.8, unit="-", doc="fraction of the stable step (0.01 to 1)",
                           ge=0.01, le=1.0)
-    dt: float = param(0.0, unit="s", doc="fixed step (0: automatic); must be below the limit",
+    dt: float = param(0.0, unit="s",
+                      doc="fixed step of every stage (0: automatic); below every stage's limit",
                       ge=0.0)
 
 

@@ -119,9 +119,14 @@ class Model:
     springs: InterfaceSprings
     interfaces: Interfaces
     contact: Contact | None
-    dt_limit_local: float
+    stage_dt_limits_local: tuple[float, ...]
     n_cells_global: int
     n_faces_global: int
+
+    @property
+    def dt_limit_local(self) -> float:
+        """The smallest stable step of this rank's elements over the stages [s]."""
+        return min(self.stage_dt_limits_local)
 
     def nbytes(self) -> int:
         """Bytes of the state arrays this rank holds."""
@@ -244,15 +249,12 @@ def node_frequency(density, lam, mu, x_el: np.ndarray, mass: np.ndarray,
 
 
 def stable_dt(density, lam, mu, x_el: np.ndarray, mass: np.ndarray, k_node: np.ndarray,
-              zeta_node: np.ndarray, damping=((0.0, 0.0),)) -> np.ndarray:
+              zeta_node: np.ndarray, damping=(0.0, 0.0)) -> np.ndarray:
     """Stable central-difference step per element (n_el,), bound per node: omega its
-    :func:`node_frequency` and zeta_node the damping ratio of its contact dashpots; the
-    smallest :func:`critical_step` over the stages' ``damping`` pairs (Cundall local alpha,
-    mass-proportional c)."""
+    :func:`node_frequency` and zeta_node the damping ratio of its contact dashpots, under a
+    stage's ``damping`` pair (Cundall local alpha, mass-proportional c; :func:`critical_step`)."""
     omega = node_frequency(density, lam, mu, x_el, mass, k_node)
-    dt_node = np.min([critical_step(omega, zeta_node, alpha, c) for alpha, c in damping],
-                     axis=0)
-    return dt_node.reshape(-1, 8).min(axis=1)
+    return critical_step(omega, zeta_node, *damping).reshape(-1, 8).min(axis=1)
 
 
 def _interfaces(comm, part: MeshPart, n_own: int):
@@ -320,14 +322,14 @@ def node_spring_stiffness(part: MeshPart, spring_k: np.ndarray, rank: int) -> np
 
 def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np.ndarray,
              mass: np.ndarray, fixed: np.ndarray, interfaces: Interfaces, state: np.ndarray,
-             tensile: np.ndarray, cohesion: np.ndarray, k_node: np.ndarray,
-             damping: list[tuple[float, float]]) -> tuple[Contact, np.ndarray, np.ndarray]:
+             tensile: np.ndarray, cohesion: np.ndarray,
+             k_node: np.ndarray) -> tuple[Contact, np.ndarray, np.ndarray]:
     """The contact of this rank's elements, with the node stiffness ``k_node`` plus that
     of the contact-capable elements (a boundary or a breakable face) and their nodes'
     dashpot damping ratio, for the stable step. The search tolerance and margin scale with
     the median face size of the capable elements; the dashpot masses come from the glued
     bodies (solver.cdem.bodies) and are capped at the element's stable share under the
-    stages' ``damping`` pairs (solver.cdem.contact.law)."""
+    stage's step and damping (solver.cdem.contact.law)."""
     c = cfg.contact
     row = mats.row(part.groups)
     face_area = face_areas(part.coords[:, FACES].reshape(-1, 4, 3)).reshape(-1, 6)
@@ -344,7 +346,7 @@ def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np
         here = (f.owner[:, side] == comm.rank) & breakable
         capable[np.searchsorted(part.elem_gid, f.elem[here, side])] = True
     params = ContactParams.from_config(c, global_median(comm, np.sqrt(face_area[capable])
-                                                        .ravel()), damping)
+                                                        .ravel()))
     k_node = k_node + np.repeat(np.where(capable, ContactElements.stable_stiffness(
         k_n, k_t, face_area), 0.0), 8)
     zeta_node = np.repeat(np.where(capable, params.node_damping_ratio, 0.0), 8)
@@ -396,16 +398,17 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
                         stress=np.zeros((n_el, 8, 6)))
     k_node = node_spring_stiffness(part, np.maximum(k_area_n, k_area_s) * area, comm.rank)
     zeta_node = np.zeros(n_own)
-    damping = [stage.damping_terms for stage in cfg.stages]
     contact = None
     if cfg.contact.enabled:
         contact, k_node, zeta_node = _contact(comm, cfg, part, mats, volumes, mass, fixed,
                                               interfaces, springs.state, tensile, cohesion,
-                                              k_node, damping)
-    dt_el = stable_dt(elements.density, elements.lam, elements.mu, part.coords, mass, k_node,
-                      zeta_node, damping)
+                                              k_node)
+    damping = [stage.damping_terms for stage in cfg.stages]
+    limits = {pair: float(stable_dt(elements.density, elements.lam, elements.mu, part.coords,
+                                    mass, k_node, zeta_node, pair).min(initial=np.inf))
+              for pair in set(damping)}
     return Model(nodes=nodes, elements=elements, springs=springs, interfaces=interfaces,
-                 contact=contact, dt_limit_local=float(dt_el.min()) if n_el else np.inf,
+                 contact=contact, stage_dt_limits_local=tuple(limits[pair] for pair in damping),
                  n_cells_global=part.n_cells, n_faces_global=part.n_faces)
 
 

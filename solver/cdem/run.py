@@ -35,20 +35,25 @@ __all__ = ["CHECKPOINTS", "Config", "RESULT_UNITS", "run"]
 CHECKPOINTS = True
 
 
-def stability_limit(comm, model) -> float:
-    """The global stable step of the model (the smallest over the ranks)."""
-    return comm.allreduce(model.dt_limit_local, op=MPI.MIN)
+def stability_limits(comm, model) -> list[float]:
+    """The global stable step of each stage (the smallest over the ranks) [s]."""
+    local = np.array(model.stage_dt_limits_local, dtype=float)
+    comm.Allreduce(MPI.IN_PLACE, local, op=MPI.MIN)
+    return local.tolist()
 
 
-def time_step(comm, cfg: Config, model, where: str) -> float:
-    """The global step: safety x stability limit, or the given one if it is below the limit."""
-    limit = stability_limit(comm, model)
-    if cfg.time.dt > 0:
+def time_steps(comm, cfg: Config, model, where: str) -> list[float]:
+    """Each stage's step: safety x its stability limit (under its own damping), or the given
+    one, which must be below every stage's limit."""
+    limits = stability_limits(comm, model)
+    if cfg.time.dt <= 0:
+        return [cfg.time.safety * limit for limit in limits]
+    for k, limit in enumerate(limits):
         if cfg.time.dt > limit:
             raise InputError(f"{where}: time.dt", f"{cfg.time.dt:.3e} s is above the stability "
-                                                  f"limit {limit:.3e} s")
-        return cfg.time.dt
-    return cfg.time.safety * limit
+                                                  f"limit {limit:.3e} s of stages[{k}] "
+                                                  f"({cfg.stages[k].name})")
+    return [cfg.time.dt] * len(limits)
 
 
 def _restart_work(comm, ctx: RunContext, digest: str, mesh, where: str) -> np.ndarray | None:
@@ -94,11 +99,11 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     model = build_model(comm, cfg, part, where)
     group_names = part.group_names
     del part
-    dt = time_step(comm, cfg, model, where)
-    limit = stability_limit(comm, model)
-    root_only(comm, lambda: check_time_step(cfg, mesh, dt, limit, where))
+    steps = time_steps(comm, cfg, model, where)
+    limits = stability_limits(comm, model)
+    root_only(comm, lambda: check_time_step(cfg, mesh, steps, limits, where))
     del mesh
-    loop = TimeLoop(comm, model, cfg.gravity, dt)
+    loop = TimeLoop(comm, model, cfg.gravity, steps[0])
     writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled,
                          group_names=group_names) if cfg.output.vtk else None)
     frames = PeriodicFrames(writer, model, cfg.output.every)
@@ -136,6 +141,7 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
         progress = ctx.progress(stage.duration if math.isfinite(stage.duration)
                                 else stage.max_steps, label=f"{stage.name}:")
         start_step = loop.step - (clock.steps if clock is not None else 0)
+        loop.set_step(steps[k])
         prestep = (implicit_prestep(comm, loop, stage, f"{where}: stages[{k}].prestep")
                    if stage.prestep == "implicit" and clock is None else None)
         reason = loop.run_stage(stage, observers + frames.observers(), progress, clock)
@@ -147,7 +153,7 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
                 save(last=True)
             raise Interrupted(interrupt.received() or signal.SIGTERM, loop.step, loop.time)
         loop.update_stored_energy()
-        stage_result = {"name": stage.name, "steps": loop.step - start_step,
+        stage_result = {"name": stage.name, "steps": loop.step - start_step, "dt": steps[k],
                         "end": reason, "unbalance_ratio": loop.unbalance}
         if prestep is not None:
             stage_result["prestep"] = prestep

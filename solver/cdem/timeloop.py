@@ -2,8 +2,12 @@
 
 Per step, on every rank:
 
-1. nodes: F = F_int + F_spring + m g; a = (F + F_damp) / m; v^{n+1/2} = v^{n-1/2} + a dt;
-   du = v^{n+1/2} dt; x^{n+1} = x^n + du (held dofs move with their prescribed velocity);
+1. nodes: F = F_int + F_spring + m g; a = (F + F_damp) / m;
+   v^{n+1/2} = v^{n-1/2} + a (dt^{n-1/2} + dt^{n+1/2}) / 2; du = v^{n+1/2} dt^{n+1/2};
+   x^{n+1} = x^n + du (held dofs move with their prescribed velocity). Each stage steps at
+   its own dt (safety times the stability limit under its damping, solver.cdem.run), so the
+   step changes only where a stage starts (Belytschko, Liu & Moran, Nonlinear Finite
+   Elements, section 6.2: the central difference with a variable step);
 2. halo forward of du; one global reduction: the unbalance ratio and energy sums, and
    whether a contact node moved far enough to renew the contact targets;
 3. contact geometry (solver.cdem.contact), the elements' stresses and F_int at x^{n+1}
@@ -59,11 +63,13 @@ DAMPING = {"none": 0, "local": 1, "viscous": 2}
 
 @njit(cache=True)
 def node_step(n_own, f_int, f_slot, f_contact, mass, g, v, x, du, fixed, held_velocity, dt,
-              mode, alpha, c_visc, sums):
-    """Advance own nodes one step; ``sums`` += [|F_unbalanced|, |F| scale, damping work,
-    gravity work, held-dof work, kinetic energy] over the free (or held) dofs. The spring
-    force of a node is the sum of its three interface slots in slot order plus its contact
-    force, ((s_0 + s_1) + s_2) + f_contact (solver.cdem.interface.sum_slots)."""
+              dt_v, mode, alpha, c_visc, sums):
+    """Advance own nodes one step of dt, with the velocity step dt_v (dt, or the mean of
+    the last step and dt where the step changes); ``sums`` += [|F_unbalanced|, |F| scale,
+    damping work, gravity work, held-dof work, kinetic energy] over the free (or held)
+    dofs. The spring force of a node is the sum of its three interface slots in slot order
+    plus its contact force, ((s_0 + s_1) + s_2) + f_contact
+    (solver.cdem.interface.sum_slots)."""
     for i in range(n_own):
         m = mass[i]
         for c in range(3):
@@ -86,10 +92,10 @@ def node_step(n_own, f_int, f_slot, f_contact, mass, g, v, x, du, fixed, held_ve
                         fd = alpha * abs(force)
                 elif mode == 2:
                     fd = -c_visc * m * vo
-                vn = vo + (force + fd) * dt / m
+                vn = vo + (force + fd) * dt_v / m
                 if mode == 1 and vo == 0.0:
                     fd = -alpha * abs(force) * np.sign(vn)
-                    vn = vo + (force + fd) * dt / m
+                    vn = vo + (force + fd) * dt_v / m
                 sums[2] -= fd * 0.5 * (vo + vn) * dt
             v[i, c] = vn
             d = vn * dt
@@ -249,6 +255,7 @@ class TimeLoop:
         self.view = ModelView(model)
         self.g0 = np.asarray(gravity, dtype=float)
         self.dt = dt
+        self.velocity_step = dt
         self.step = 0
         self.time = 0.0
         self.energies = Energies()
@@ -269,6 +276,12 @@ class TimeLoop:
         self.last_kinetic = 0.0
         self.growth_streak = 0
 
+    def set_step(self, dt: float) -> None:
+        """Step at ``dt`` from now on; the next velocity update spans the mean of the last
+        step and dt (module docstring)."""
+        self.velocity_step = 0.5 * (self.dt + dt)
+        self.dt = dt
+
     def one_step(self, g: np.ndarray, stage: Stage) -> int:
         """Advance one step on every rank; returns the springs broken in it (global)."""
         m = self.m
@@ -277,8 +290,9 @@ class TimeLoop:
         start = t0 = time.perf_counter()
         self.sums[:] = 0.0
         node_step(n.n_own, n.f_int, s.f_slot, n.f_contact, n.mass, g, n.v, n.x, n.du,
-                  n.fixed, n.held_velocity, self.dt, DAMPING[stage.damping],
-                  stage.local_damping, stage.viscous_damping, self.sums)
+                  n.fixed, n.held_velocity, self.dt, self.velocity_step,
+                  DAMPING[stage.damping], stage.local_damping, stage.viscous_damping, self.sums)
+        self.velocity_step = self.dt
         self.compute_seconds += time.perf_counter() - t0
         ifc.du_halo.forward(n.du)
         moved = False
@@ -290,7 +304,7 @@ class TimeLoop:
         moved_anywhere = self._reduce(moved)
         t2 = time.perf_counter()
         if m.contact is not None:
-            m.contact.geometry(n.x, n.du, self.dt, moved_anywhere)
+            m.contact.geometry(n.x, n.du, self.dt, stage.damping_terms, moved_anywhere)
         t3 = time.perf_counter()
         element_step(n.x, n.du, e.stress, n.f_int, e.lam, e.mu, e.model)
         broken = interface_step(n.x, n.du, s.f_slot, s.node_i, s.node_j, s.slot_i, s.slot_j,

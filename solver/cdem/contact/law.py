@@ -64,24 +64,22 @@ def _effective_mass(m_a, m_b):
     return m_a * m_b / (m_a + m_b)
 
 
-def stable_dashpot_mass(node_mass, omega, zeta, dt, damping=((0.0, 0.0),)):
+def stable_dashpot_mass(node_mass, omega, zeta, dt, damping=(0.0, 0.0)):
     """Largest dashpot mass m of a contact on an element (n,) that keeps the explicit step
     dt stable: the dashpot 2 zeta sqrt(K m) on a node of mass m_node has the damping ratio
     z = zeta sqrt(m / m_node), and the central-difference step with the damping force on
     the last half-step velocity is stable up to dt = (2 / omega) (sqrt(1 + z^2) - z), i.e.
     for z <= (1 - a^2) / (2 a), a = omega dt / 2, omega the element's highest node
-    frequency. Under Cundall local damping alpha and mass-proportional damping c, omega and
-    z become sqrt(1 + alpha) omega and sqrt(1 + alpha) z + c / (2 omega)
-    (solver.cdem.model.critical_step); the smallest cap over the ``damping`` pairs holds.
-    Infinite for a held element or without dashpot."""
+    frequency. Under the stage's ``damping``, Cundall local alpha and mass-proportional c,
+    omega and z become sqrt(1 + alpha) omega and sqrt(1 + alpha) z + c / (2 omega)
+    (solver.cdem.model.critical_step). Infinite for a held element or without dashpot."""
     if zeta == 0.0:
         return np.full(len(node_mass), np.inf)
-    z_max = np.full(len(node_mass), np.inf)
-    for alpha, c in damping:
-        w = math.sqrt(1.0 + alpha) * omega
-        a = 0.5 * w * dt
-        z = ((1.0 - a * a) / (2.0 * a) - c / (2.0 * w)) / math.sqrt(1.0 + alpha)
-        z_max = np.minimum(z_max, np.maximum(z, 0.0))
+    alpha, c = damping
+    w = math.sqrt(1.0 + alpha) * omega
+    a = 0.5 * w * dt
+    z_max = np.maximum(((1.0 - a * a) / (2.0 * a) - c / (2.0 * w)) / math.sqrt(1.0 + alpha),
+                       0.0)
     return np.where(np.isinf(node_mass), np.inf, node_mass * (z_max / zeta) ** 2)
 
 

@@ -81,9 +81,7 @@ TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, 
 class ContactParams:
     """alpha the indentation (Feng et al. 2014 Eq. 3); tol, margin the search tolerance and
     margin [m]; mu the friction coefficient; damping_ratio zeta of the normal dashpot;
-    renew_every the steps between renewals; size the median face size [m] they scale;
-    step_damping the stages' (Cundall local alpha, mass-proportional c) pairs the stable
-    step holds under (solver.cdem.model.critical_step)."""
+    renew_every the steps between renewals; size the median face size [m] they scale."""
 
     alpha: float
     tol: float
@@ -92,7 +90,6 @@ class ContactParams:
     damping_ratio: float
     renew_every: int
     size: float
-    step_damping: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
 
     @property
     def node_damping_ratio(self) -> float:
@@ -103,12 +100,11 @@ class ContactParams:
         return self.damping_ratio * math.sqrt(2.0)
 
     @classmethod
-    def from_config(cls, c, size: float,
-                    step_damping=((0.0, 0.0),)) -> ContactParams:
+    def from_config(cls, c, size: float) -> ContactParams:
         return cls(alpha=c.indentation, tol=c.tolerance * size, margin=c.margin * size,
                    mu=math.tan(math.radians(c.friction_deg)),
                    damping_ratio=damping_ratio_from_restitution(c.restitution),
-                   renew_every=c.renew_every, size=size, step_damping=tuple(step_damping))
+                   renew_every=c.renew_every, size=size)
 
 
 @dataclass
@@ -166,6 +162,7 @@ class Contact:
         self.k_grid = 2.0 * exact_grid(comm, largest, 8 * 6 * len(own.gid))
         self.body_sums = BodySums(comm, self.traffic, self.renewal_traffic)
         self.dt = 0.0
+        self.stepping = None
         self.set_glue(glued)
 
     # -- active faces ----------------------------------------------------------------------
@@ -251,7 +248,7 @@ class Contact:
         self.body_mass = np.concatenate([mine[:, 3], ghosts.body_mass])[first]
         self.body_sum = np.zeros(len(first))
         self.body_owner = owner[first]
-        self.dt = 0.0
+        self.stepping = None
 
     # -- per step --------------------------------------------------------------------------
     def refresh_ghosts(self, du: np.ndarray) -> None:
@@ -270,9 +267,12 @@ class Contact:
     def _own_rows(self) -> np.ndarray:
         return (8 * self.own_active[:, None] + np.arange(8)).ravel()
 
-    def geometry(self, x: np.ndarray, du: np.ndarray, dt: float, moved_anywhere: bool) -> None:
+    def geometry(self, x: np.ndarray, du: np.ndarray, dt: float, damping: tuple[float, float],
+                 moved_anywhere: bool) -> None:
         """This step's renewal, if due, and contact geometry: the rank's own work up to the
-        exchange that :meth:`forces` starts with (collective only when it renews)."""
+        exchange that :meth:`forces` starts with (collective only when it renews). ``dt``
+        and ``damping`` (the stage's Cundall local alpha and mass-proportional c) set the
+        cap of the dashpot masses."""
         if moved_anywhere or self.steps_since_renewal >= self.p.renew_every:
             self.renew(x, du)
         elif self.pending is not None:
@@ -292,10 +292,11 @@ class Contact:
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
             p.tol, se.target, se.overlap, se.normal, se.slip, se.own_w, se.target_node,
             se.target_w, se.target_elem, se.retargeted)
-        if dt != self.dt:
+        if (dt, damping) != self.stepping:
+            self.stepping = (dt, damping)
             self.dt = dt
             self.stable_mass = stable_dashpot_mass(self.node_mass, self.omega,
-                                                   p.damping_ratio, dt, p.step_damping)
+                                                   p.damping_ratio, dt, damping)
         self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
 
     def forces(self) -> tuple[np.ndarray, np.ndarray]:
