@@ -33,8 +33,9 @@ many element steps. Which semi-springs are searched depends on the global state 
 the targets are the same on any partition.
 
 The glue change itself touches what changed: the records of the faces that turned active
-and the elements that became active go in at their places in key and element order (the
-others move up in one pass, no sort), the bodies come from one union-find pass
+are appended (the node shares' ordered sums sort what comes out of key order, ``exchange``),
+the elements that became active go in at their places in element order, the bodies come
+from one union-find pass
 (solver.cdem.bodies), and the kept potential targets wait, as faces of the old contact
 elements, for the partial renewal to map them onto the new ones.
 """
