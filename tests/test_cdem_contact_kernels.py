@@ -12,7 +12,7 @@ from solver.cdem.contact.geometry import (FRAME_WIDTH, _bilinear_projection, _fa
                                           semi_spring_geometry)
 from solver.cdem.contact.law import contact_law
 from solver.cdem.contact.records import N_CANDIDATES
-from solver.contact_laws.laws import OPEN
+from solver.contact_laws.laws import OPEN, STICK
 from solver.mesh.topology import FACES
 
 RNG = np.random.default_rng(7)
@@ -505,34 +505,41 @@ def test_a_face_accepts_exactly_the_points_that_project_into_its_two_triangles()
     assert checked == 3600 and 0.3 < accepted_count / checked < 0.8
 
 
-def _edge_overlaps(heights, alpha=0.01, tol=1e-4):
+def _edge_overlaps(heights, turns=None, alpha=0.01, tol=1e-4):
     """Overlaps (n_heights, 24) of the semi-edges of a unit cube turned 45 deg about y,
     its lowest edge (along y, over x = 1/2) crossing the top edge along x at y = 1 of a
-    unit cube below at the given depths under it, carried from height to height with each
-    move's increments."""
+    unit cube below at the given depths under it, and turned by ``turns`` [deg] about the
+    vertical through the crossing (0 by default; 90 lays the two edges parallel), carried
+    from position to position with each move's increments; the records' status as the
+    law leaves it (loaded where the overlap is above 0)."""
     unit = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
                      [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
     turn = np.sqrt(0.5) * np.array([[1.0, 0.0, 1.0], [0.0, np.sqrt(2.0), 0.0], [-1.0, 0.0, 1.0]])
     own = (unit - 0.5) @ turn.T
     own -= [own[:, 0].mean() - 0.5, -1.0, own[:, 2].min() - 1.0]
+    turns = np.zeros(len(heights)) if turns is None else np.radians(turns)
     key = np.arange(24)
     candidates = np.full((24, N_CANDIDATES), -1, dtype=np.int64)
     candidates[:, :6] = np.arange(6)
     base, gid, active = np.array([0, 8]), np.array([0, 1]), np.ones((2, 6), dtype=bool)
     state = [np.full(24, -1), np.zeros(24), np.zeros((24, 3)), np.zeros((24, 3)),
              np.zeros((24, 4)), np.full((24, 4), -1), np.zeros((24, 4)), np.full(24, -1),
-             np.zeros(24, dtype=bool)]
+             np.zeros(24, dtype=bool), np.full(24, OPEN), np.zeros(24)]
     no_ghosts = np.zeros((0, 3))
     overlaps = []
-    for i, z in enumerate(heights):
-        x = np.vstack([unit, own + [0.0, 0.0, z]])
-        du = np.zeros_like(x)
-        du[8:, 2] = z - heights[i - 1] if i else 0.0
+    last = None
+    for z, a in zip(heights, turns):
+        spin = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0],
+                         [0.0, 0.0, 1.0]])
+        x = np.vstack([unit, (own - [0.5, 1.0, 0.0]) @ spin.T + [0.5, 1.0, z]])
+        du = x - last if last is not None else np.zeros_like(x)
+        last = x
         frames, centroid = np.zeros((12, FRAME_WIDTH)), np.zeros((2, 3))
         face_frames(x, no_ghosts, base, 2, frames, centroid)
         semi_edge_geometry(x, du, no_ghosts, no_ghosts, base, 2, gid, active, frames, centroid,
                            candidates, np.ones(24, dtype=np.int64), key // 4, key % 4, alpha,
                            tol, *state)
+        state[-2][:] = np.where(state[1] > 0.0, STICK, OPEN)
         overlaps.append(state[1].copy())
     return np.array(overlaps)
 
@@ -550,6 +557,18 @@ def test_semi_edge_contact_forms_and_ends_only_through_the_edges_motion():
     excess = np.abs(np.diff(overlaps, axis=0)) - np.abs(np.diff(down_up))[:, None]
     assert excess.max() < 1e-12
     assert _edge_overlaps(np.linspace(-0.03, 0.005, 71)).max() == 0.0
+
+
+def test_edges_turning_out_of_parallel_while_crossing_deep_form_no_deep_contact():
+    """The two edges lie parallel 0.02 m apart, the upper one below the other's level
+    (a crossing the line gap cannot see: parallel lines have none), and turn to cross in
+    one step without approaching: the pair forms with the overlap its approach made, about
+    none, not 0.02 m. Without the offset it formed 0.016 m deep (the coarse Jiweishan
+    runout: a pair 63 m deep, 5.1e12 N at once)."""
+    overlaps = _edge_overlaps([-0.02, -0.02, -0.02], turns=[90.0, 45.0, 45.0])
+    assert overlaps.max() < 1e-3
+    deepening = _edge_overlaps([-0.02, -0.02, -0.021], turns=[90.0, 45.0, 45.0])
+    assert deepening[-1].max() == pytest.approx(0.001, abs=2e-4)
 
 
 def test_a_face_within_the_tolerance_does_not_mask_a_body_the_point_has_sunk_into():

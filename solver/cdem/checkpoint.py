@@ -142,7 +142,8 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
         ss_fields = ["candidates", "share", "placed", "offset"]
         tables = {"semi_springs": files.read_table(path, ranks, "semi_springs", c.ss.key,
                                                    fields + ss_fields),
-                  "semi_edges": files.read_table(path, ranks, "semi_edges", c.se.key, fields),
+                  "semi_edges": files.read_table(path, ranks, "semi_edges", c.se.key,
+                                                 fields + ["offset"]),
                   "renewal": files.read_table(path, ranks, "renewal", c.own.gid[c.own_active],
                                               ["x", "fresh"] if manifest["contact"].get("pending")
                                               else ["x"])}

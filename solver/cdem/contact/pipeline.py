@@ -292,7 +292,7 @@ class Contact:
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
             p.tol, se.target, se.overlap, se.normal, se.slip, se.own_w, se.target_node,
-            se.target_w, se.target_elem, se.retargeted)
+            se.target_w, se.target_elem, se.retargeted, se.status, se.offset)
         if (dt, damping) != self.stepping:
             self.stepping = (dt, damping)
             self.dt = dt
@@ -508,7 +508,8 @@ class Contact:
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
-        history keyed by record key (with the semi-springs' shares, places and offsets), their
+        history keyed by record key (with the semi-springs' shares and places, and the
+        offsets), their
         potential targets as global face ids, the positions at the last renewal keyed by
         element id (and the fresh faces, when a partial renewal is pending); the counters
         (global values where the summary reduces them, see :meth:`restore`)."""
@@ -522,6 +523,7 @@ class Contact:
         tables["semi_springs"]["share"] = self.ss.share
         tables["semi_springs"]["placed"] = self.ss.placed
         tables["semi_springs"]["offset"] = self.ss.offset
+        tables["semi_edges"]["offset"] = self.se.offset
         keys = self.own.gid[self.own_active]
         renewed = self.x_renewal is not None
         tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
@@ -547,6 +549,7 @@ class Contact:
         self.ss.share[:] = tables["semi_springs"]["share"]
         self.ss.placed[:] = tables["semi_springs"]["placed"]
         self.ss.offset[:] = tables["semi_springs"]["offset"]
+        self.se.offset[:] = tables["semi_edges"]["offset"]
         faces = tables["semi_springs"]["candidates"]
         gid = np.unique(faces[faces >= 0] // 6)
         self.pending = (np.where(faces >= 0, 6 * np.searchsorted(gid, faces // 6) + faces % 6,
