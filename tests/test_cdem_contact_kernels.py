@@ -426,7 +426,7 @@ def test_overlap_inside_an_element_is_the_distance_to_its_nearest_bilinear_face(
         x = np.vstack([target, 0.02 * cube + [0.25, 0.02 + 0.08 * t, 0.9 + 0.07 * t]])
         frames, centroid = np.zeros((12, FRAME_WIDTH)), np.zeros((2, 3))
         face_frames(x, no_ghosts, base, 2, frames, centroid)
-        out = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
+        out = [np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
                np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
                np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
         semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 2, gid, active,
@@ -599,7 +599,7 @@ def test_a_face_within_the_tolerance_does_not_mask_a_body_the_point_has_sunk_int
     def contact(potential):
         candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
         candidates[0, :len(potential)] = potential
-        out = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
+        out = [np.full(1, top), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
                np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
                np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
         semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 3, gid, active,
@@ -612,6 +612,45 @@ def test_a_face_within_the_tolerance_does_not_mask_a_body_the_point_has_sunk_int
     for potential in ([facing, top], [top, facing]):
         target, overlap = contact(potential)
         assert target == top and abs(overlap + point[2]) < 1e-12
+
+
+def test_a_loaded_contact_moving_to_another_element_continues_from_its_overlap():
+    """A semi-spring point 0.01 m deep in a floor block F, loaded there, gets among its
+    potential targets (a renewal) a block B it lies 0.41 m deep in by B's nearest face. B is
+    the deeper body and becomes the target, but the contact goes on with its overlap 0.01 m
+    (no approach this step): the offset takes the other 0.40 m. Jumping to 0.41 m stored
+    K delta^2 / 2 no motion paid for (the production Jiweishan runout: 6.1e10 J at one
+    renewal). With F alone the overlap stays 0.01 m."""
+    alpha, tol = 0.01, 1e-4
+    unit = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
+                     [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
+    floor = unit * [4.0, 3.0, 1.0] + [-1.0, -1.0, -1.0]
+    deep = unit + [0.5, 0.0, -0.6]
+    weights = np.full(4, 0.25 * alpha)
+    weights[0] += 1.0 - alpha
+    block = 0.01 * unit
+    block += np.array([1.0, 0.5, -0.01]) - weights @ block[FACES[0]]
+    x = np.vstack([floor, deep, block])
+    base, gid, no_ghosts = np.array([0, 8, 16]), np.array([0, 1, 2]), np.zeros((0, 3))
+    active = np.ones((3, 6), dtype=bool)
+    frames, centroid = np.zeros((18, FRAME_WIDTH)), np.zeros((3, 3))
+    face_frames(x, no_ghosts, base, 3, frames, centroid)
+    top = int(np.argmax(frames[0:6, 5]))
+
+    def contact(potential):
+        candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
+        candidates[0, :len(potential)] = potential
+        out = [np.full(1, top), np.full(1, 0.01), np.zeros((1, 3)), np.zeros((1, 3)),
+               np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
+               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
+        semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 3, gid, active,
+                             gid, frames, candidates, np.array([2]), np.array([0]),
+                             np.array([0]), alpha, tol, *out)
+        return out[0][0] // 6, out[1][0]
+
+    assert contact([top]) == (0, pytest.approx(0.01, abs=1e-12))
+    target_elem, overlap = contact([top, *range(6, 12)])
+    assert target_elem == 1 and overlap == pytest.approx(0.01, abs=1e-12)
 
 
 def _semi_spring_overlaps(path, drift=(0.0, 0.0, 0.0), alpha=0.01, tol=1e-4):

@@ -139,7 +139,7 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
         c = m.contact
         c.set_glue(m.interfaces.glued_neighbours(s.state, len(e)))
         fields = ["target", "f_t", "dashpot", "f_n", "status"]
-        ss_fields = ["candidates", "share", "placed", "offset"]
+        ss_fields = ["candidates", "share", "placed", "offset", "overlap"]
         tables = {"semi_springs": files.read_table(path, ranks, "semi_springs", c.ss.key,
                                                    fields + ss_fields),
                   "semi_edges": files.read_table(path, ranks, "semi_edges", c.se.key,

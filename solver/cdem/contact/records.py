@@ -37,11 +37,11 @@ _FIELDS = {"key": ((), np.int64, 0), "elem": ((), np.int64, 0), "face": ((), np.
            "retargeted": ((), np.bool_, False),
            "share": ((), float, 1.0), "placed": ((), np.bool_, False), "offset": ((), float, 0.0),
            "force": ((3,), float, 0.0)}
-#: The geometry of the step: written for every record (overlap) or every record in contact
-#: (the others) before the step reads it, so :meth:`ContactRecords.insert` neither copies
-#: these rows into a grown store nor sets them for new records.
-STEP_GEOMETRY = frozenset({"overlap", "normal", "slip", "own_w", "target_node", "target_w",
-                           "target_elem", "retargeted"})
+#: The geometry of the step: written for every record in contact before the step reads it,
+#: so :meth:`ContactRecords.insert` neither copies these rows into a grown store nor sets
+#: them for new records.
+STEP_GEOMETRY = frozenset({"normal", "slip", "own_w", "target_node", "target_w", "target_elem",
+                           "retargeted"})
 
 
 @njit(cache=True)
@@ -76,9 +76,11 @@ class ContactRecords:
     semi-edge; placed (n,) whether the semi-spring is at a place (a vertex of its target
     face within reach of its own); offset (n,) a semi-spring's depth below its target when
     its contact formed less that step's approach, subtracted from its depth while the
-    contact lasts (solver.cdem.contact.geometry).
-    Geometry of this step (written by solver.cdem.contact.geometry): overlap (n,) > 0 in
-    contact; normal (n, 3) unit normal out of the target;
+    contact lasts (solver.cdem.contact.geometry); overlap (n,) > 0 in contact, the last
+    step's when the step begins (a semi-spring contact that moves to another element
+    continues from it).
+    Geometry of this step (written by solver.cdem.contact.geometry): normal (n, 3) unit
+    normal out of the target;
     slip (n, 3) relative displacement increment; own_w (n, 4) weights of the carrying
     face's nodes; target_node (n, 4) contact nodes 8 c + a of the target (-1 unused) and
     their weights target_w (n, 4); target_elem (n,) target contact element; retargeted (n,)
