@@ -190,3 +190,22 @@ def test_free_fall_stays_exact_across_a_step_change(tmp_path):
     t = 40 * dt_1 + 30 * dt_2
     fall = 0.5 * 9.81 * (t * t + dt_1 * t)
     assert np.abs(model.nodes.x[:, 2] - (z0 - fall)).max() < 1e-12
+
+
+def test_progress_lines_show_the_energy_balance_as_the_run_goes(tmp_path, capsys,
+                                                                monkeypatch):
+    """The undamped column, 300 steps: every progress line carries ``energy_error``, taken
+    every 100 steps; the line of the last step gives the summary's energy_error (the same
+    balance at the same step)."""
+    from solver.io.progress import Progress
+
+    monkeypatch.setattr(Progress, "EVERY_S", 0.0)
+    args = ["run", str(CASES / "column_gravity.toml"), "--out", str(tmp_path / "out")]
+    for text in COLUMN_STAGES["none"][:2] + ["stages[0].max_steps=300"]:
+        args += ["--set", text]
+    assert main(args) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "step=" in ln]
+    values = [float(ln.split("energy_error=")[1].split()[0]) for ln in lines]
+    assert len(values) == 300 and values[0] == 0.0 and values[-1] > 0.0
+    last = json.loads((tmp_path / "out" / "summary.json").read_text())["results"]
+    assert values[-1] == pytest.approx(last["energy_error"], rel=1e-3)
