@@ -571,6 +571,43 @@ def test_edges_turning_out_of_parallel_while_crossing_deep_form_no_deep_contact(
     assert deepening[-1].max() == pytest.approx(0.001, abs=2e-4)
 
 
+class _FloorScene:
+    """A floor block F (x -1 to 3, y -1 to 2, top z = 0), a unit block ``other`` (lower
+    corner ``corner``) and a 0.01 m block whose semi-spring (vertex 0 of face 0) lies at
+    ``point``, each its own body; ``contact(potential, target, overlap)`` runs the
+    semi-spring kernel on it, loaded on ``target`` with ``overlap`` the step before, and
+    returns its (target, overlap)."""
+
+    alpha, tol = 0.01, 1e-4
+
+    def __init__(self, corner, point):
+        unit = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
+                         [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
+        weights = np.full(4, 0.25 * self.alpha)
+        weights[0] += 1.0 - self.alpha
+        block = 0.01 * unit
+        block += np.asarray(point) - weights @ block[FACES[0]]
+        self.x = np.vstack([unit * [4.0, 3.0, 1.0] + [-1.0, -1.0, -1.0], unit + corner, block])
+        self.point = weights @ self.x[16 + FACES[0]]
+        self.base, self.gid = np.array([0, 8, 16]), np.array([0, 1, 2])
+        self.frames, centroid = np.zeros((18, FRAME_WIDTH)), np.zeros((3, 3))
+        face_frames(self.x, np.zeros((0, 3)), self.base, 3, self.frames, centroid)
+        self.top = int(np.argmax(self.frames[0:6, 5]))
+
+    def contact(self, potential, target, overlap=0.0):
+        candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
+        candidates[0, :len(potential)] = potential
+        out = [np.full(1, target), np.full(1, overlap), np.zeros((1, 3)), np.zeros((1, 3)),
+               np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
+               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
+        no_ghosts = np.zeros((0, 3))
+        semi_spring_geometry(self.x, np.zeros_like(self.x), no_ghosts, no_ghosts, self.base, 3,
+                             self.gid, np.ones((3, 6), dtype=bool), self.gid, self.frames,
+                             candidates, np.array([2]), np.array([0]), np.array([0]),
+                             self.alpha, self.tol, *out)
+        return out[0][0], out[1][0]
+
+
 def test_a_face_within_the_tolerance_does_not_mask_a_body_the_point_has_sunk_into():
     """A semi-spring point 0.1 m deep in a floor block F and 5e-5 m (under the tolerance,
     1e-4) outside the side face of another block C, each its own body: the target is F's
@@ -579,39 +616,13 @@ def test_a_face_within_the_tolerance_does_not_mask_a_body_the_point_has_sunk_int
     unresisted and became a contact as deep as it had sunk once it left C's face, with
     energy no motion paid for (the Jiweishan resolution study, level 2: 3,600 such contacts,
     up to 1.8 m deep, 1.2 % of the gravity work)."""
-    alpha, tol = 0.01, 1e-4
-    unit = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
-                     [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
-    floor = unit * [4.0, 3.0, 1.0] + [-1.0, -1.0, -1.0]
-    side = unit + [1.0, 0.0, -0.5]
-    weights = np.full(4, 0.25 * alpha)
-    weights[0] += 1.0 - alpha
-    block = 0.01 * unit
-    block += np.array([1.0 - 5e-5, 0.5, -0.1]) - weights @ block[FACES[0]]
-    x = np.vstack([floor, side, block])
-    base, gid, no_ghosts = np.array([0, 8, 16]), np.array([0, 1, 2]), np.zeros((0, 3))
-    active = np.ones((3, 6), dtype=bool)
-    frames, centroid = np.zeros((18, FRAME_WIDTH)), np.zeros((3, 3))
-    face_frames(x, no_ghosts, base, 3, frames, centroid)
-    top = int(np.argmax(frames[0:6, 5]))
-    facing = 6 + int(np.argmin(frames[6:12, 3]))
-
-    def contact(potential):
-        candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
-        candidates[0, :len(potential)] = potential
-        out = [np.full(1, top), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
-               np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
-        semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 3, gid, active,
-                             gid, frames, candidates, np.array([2]), np.array([0]),
-                             np.array([0]), alpha, tol, *out)
-        return out[0][0], out[1][0]
-
-    point = weights @ x[16 + FACES[0]]
-    assert contact([facing]) == (facing, 0.0)            # C's face alone: open
+    scene = _FloorScene([1.0, 0.0, -0.5], [1.0 - 5e-5, 0.5, -0.1])
+    top = scene.top
+    facing = 6 + int(np.argmin(scene.frames[6:12, 3]))
+    assert scene.contact([facing], top) == (facing, 0.0)          # C's face alone: open
     for potential in ([facing, top], [top, facing]):
-        target, overlap = contact(potential)
-        assert target == top and abs(overlap + point[2]) < 1e-12
+        target, overlap = scene.contact(potential, top)
+        assert target == top and abs(overlap + scene.point[2]) < 1e-12
 
 
 def test_a_loaded_contact_moving_to_another_element_continues_from_its_overlap():
@@ -621,36 +632,11 @@ def test_a_loaded_contact_moving_to_another_element_continues_from_its_overlap()
     (no approach this step): the offset takes the other 0.40 m. Jumping to 0.41 m stored
     K delta^2 / 2 no motion paid for (the production Jiweishan runout: 6.1e10 J at one
     renewal). With F alone the overlap stays 0.01 m."""
-    alpha, tol = 0.01, 1e-4
-    unit = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
-                     [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
-    floor = unit * [4.0, 3.0, 1.0] + [-1.0, -1.0, -1.0]
-    deep = unit + [0.5, 0.0, -0.6]
-    weights = np.full(4, 0.25 * alpha)
-    weights[0] += 1.0 - alpha
-    block = 0.01 * unit
-    block += np.array([1.0, 0.5, -0.01]) - weights @ block[FACES[0]]
-    x = np.vstack([floor, deep, block])
-    base, gid, no_ghosts = np.array([0, 8, 16]), np.array([0, 1, 2]), np.zeros((0, 3))
-    active = np.ones((3, 6), dtype=bool)
-    frames, centroid = np.zeros((18, FRAME_WIDTH)), np.zeros((3, 3))
-    face_frames(x, no_ghosts, base, 3, frames, centroid)
-    top = int(np.argmax(frames[0:6, 5]))
-
-    def contact(potential):
-        candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
-        candidates[0, :len(potential)] = potential
-        out = [np.full(1, top), np.full(1, 0.01), np.zeros((1, 3)), np.zeros((1, 3)),
-               np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
-        semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 3, gid, active,
-                             gid, frames, candidates, np.array([2]), np.array([0]),
-                             np.array([0]), alpha, tol, *out)
-        return out[0][0] // 6, out[1][0]
-
-    assert contact([top]) == (0, pytest.approx(0.01, abs=1e-12))
-    target_elem, overlap = contact([top, *range(6, 12)])
-    assert target_elem == 1 and overlap == pytest.approx(0.01, abs=1e-12)
+    scene = _FloorScene([0.5, 0.0, -0.6], [1.0, 0.5, -0.01])
+    target, overlap = scene.contact([scene.top], scene.top, 0.01)
+    assert target // 6 == 0 and overlap == pytest.approx(0.01, abs=1e-12)
+    target, overlap = scene.contact([scene.top, *range(6, 12)], scene.top, 0.01)
+    assert target // 6 == 1 and overlap == pytest.approx(0.01, abs=1e-12)
 
 
 def _semi_spring_overlaps(path, drift=(0.0, 0.0, 0.0), alpha=0.01, tol=1e-4):
