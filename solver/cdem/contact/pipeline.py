@@ -508,11 +508,11 @@ class Contact:
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
-        history keyed by record key (with the semi-springs' shares, places and overlaps, and
-        the offsets), their
-        potential targets as global face ids, the positions at the last renewal keyed by
-        element id (and the fresh faces, when a partial renewal is pending); the counters
-        (global values where the summary reduces them, see :meth:`restore`)."""
+        history keyed by record key (with the offsets, and the semi-springs' shares, places
+        and overlaps), their potential targets as global face ids, the positions at the last
+        renewal keyed by element id (and the fresh faces, when a partial renewal is
+        pending); the counters (global values where the summary reduces them, see
+        :meth:`restore`)."""
         pending = self.pending is not None
         faces = (self._global_faces(*self.pending) if pending
                  else self._global_faces(self.candidates, self.gid))

@@ -74,11 +74,11 @@ class ContactRecords:
     semi-spring 1/2 where another semi-spring sits at the same place in contact with the
     carrying face (Feng et al. 2014, section 5), else 1, and 0 while open; 1 for a
     semi-edge; placed (n,) whether the semi-spring is at a place (a vertex of its target
-    face within reach of its own); offset (n,) a semi-spring's depth below its target when
-    its contact formed less that step's approach, subtracted from its depth while the
-    contact lasts (solver.cdem.contact.geometry); overlap (n,) > 0 in contact, the last
-    step's when the step begins (a semi-spring contact that moves to another element
-    continues from it).
+    face within reach of its own); offset (n,) a record's depth below its target (a
+    semi-edge's beyond the tolerance) when its contact formed less that step's approach,
+    subtracted from its depth while the contact lasts (solver.cdem.contact.geometry);
+    overlap (n,) > 0 in contact, the last step's when the step begins (a semi-spring
+    contact that moves to another element continues from it).
     Geometry of this step (written by solver.cdem.contact.geometry): normal (n, 3) unit
     normal out of the target;
     slip (n, 3) relative displacement increment; own_w (n, 4) weights of the carrying
