@@ -23,7 +23,7 @@ from solver.cdem.bodies import Bodies
 from solver.cdem.config import Config
 from solver.cdem.contact.law import stable_dashpot_mass
 from solver.cdem.model import model_from_mesh
-from solver.cdem.run import time_steps
+from solver.cdem.run import stability_limits, time_steps
 from solver.cdem.timeloop import TimeLoop
 from solver.contact_laws.laws import (
     BROKEN_TENSION,
@@ -68,7 +68,7 @@ def _collide(case: dict, comm=MPI.COMM_SELF) -> tuple[float, float]:
     cfg = from_dict(Config, case, "collide", "", None)
     mesh = mesh_from_config(cfg.mesh, "collide") if comm.rank == 0 else None
     model = model_from_mesh(comm, cfg, mesh, "collide")
-    dt = time_steps(comm, cfg, model, "collide")[0]
+    dt = time_steps(cfg, stability_limits(comm, model), "collide")[0]
     loop = TimeLoop(comm, model, cfg.gravity, dt)
     upper = np.repeat(model.elements.group == 1, 8)
     held = case["boundaries"][:1] == [{"group": "lower"}]

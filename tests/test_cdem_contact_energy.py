@@ -30,7 +30,7 @@ from mpi4py import MPI
 from solver.case import from_dict
 from solver.cdem.config import Config
 from solver.cdem.model import model_from_mesh
-from solver.cdem.run import time_steps
+from solver.cdem.run import stability_limits, time_steps
 from solver.cdem.timeloop import TimeLoop
 from solver.mesh.build import mesh_from_config
 
@@ -59,7 +59,7 @@ def _energies(blocks: dict, tilt_deg: float, duration: float, stiffness: float =
     mesh.points[top, 2] += warp * (-1.0) ** grid
     model = model_from_mesh(MPI.COMM_SELF, cfg, mesh, "balance")
     loop = TimeLoop(MPI.COMM_SELF, model, cfg.gravity,
-                    time_steps(MPI.COMM_SELF, cfg, model, "balance")[0])
+                    time_steps(cfg, stability_limits(MPI.COMM_SELF, model), "balance")[0])
     loop.run_stage(cfg.stages[0], [])
     return loop.update_stored_energy()
 

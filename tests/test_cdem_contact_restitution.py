@@ -10,7 +10,7 @@ from mpi4py import MPI
 from solver.case import from_dict
 from solver.cdem.config import Config
 from solver.cdem.model import model_from_mesh
-from solver.cdem.run import time_steps
+from solver.cdem.run import stability_limits, time_steps
 from solver.cdem.timeloop import TimeLoop
 from solver.contact_laws.laws import clamped_restitution
 from solver.mesh.build import mesh_from_config
@@ -37,7 +37,7 @@ def _rebound(e_n: float, held_base: bool) -> float:
     mesh = mesh_from_config(cfg.mesh, "restitution")
     model = model_from_mesh(MPI.COMM_SELF, cfg, mesh, "restitution")
     loop = TimeLoop(MPI.COMM_SELF, model, cfg.gravity,
-                    time_steps(MPI.COMM_SELF, cfg, model, "restitution")[0])
+                    time_steps(cfg, stability_limits(MPI.COMM_SELF, model), "restitution")[0])
     block = np.repeat(model.elements.gid == 1, 8)
     model.nodes.v[block, 2] = -1.0
     touched = []

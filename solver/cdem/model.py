@@ -208,8 +208,8 @@ def critical_step(omega: np.ndarray, zeta: np.ndarray, alpha: float = 0.0,
     damping c [1/s] (the time loop's ``local`` and ``viscous`` modes).
 
     Damping taken with the last half-step velocity (dashpots, mass-proportional damping)
-    is stable for dt <= (2 / omega) (sqrt(1 + zeta^2) - zeta) (Belytschko, Liu & Moran,
-    Nonlinear Finite Elements, section 6.2), here with zeta + c / (2 omega).
+    is stable for dt <= (2 / omega) (sqrt(1 + zeta^2) - zeta) (Belytschko et al. 2000,
+    section 6.2), here with zeta + c / (2 omega).
 
     Local damping (Cundall 1987), F_d = -alpha |F| sign(v^{n-1/2}), scales the force by
     1 - alpha where v has the sign of F and by 1 + alpha where it opposes F. In the mode

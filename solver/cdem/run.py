@@ -42,10 +42,9 @@ def stability_limits(comm, model) -> list[float]:
     return local.tolist()
 
 
-def time_steps(comm, cfg: Config, model, where: str) -> list[float]:
-    """Each stage's step: safety x its stability limit (under its own damping), or the given
-    one, which must be below every stage's limit."""
-    limits = stability_limits(comm, model)
+def time_steps(cfg: Config, limits: list[float], where: str) -> list[float]:
+    """Each stage's step: safety x its stability limit ``limits`` (under its own damping,
+    :func:`stability_limits`), or the given one, which must be below every stage's limit."""
     if cfg.time.dt <= 0:
         return [cfg.time.safety * limit for limit in limits]
     for k, limit in enumerate(limits):
@@ -99,8 +98,8 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     model = build_model(comm, cfg, part, where)
     group_names = part.group_names
     del part
-    steps = time_steps(comm, cfg, model, where)
     limits = stability_limits(comm, model)
+    steps = time_steps(cfg, limits, where)
     root_only(comm, lambda: check_time_step(cfg, mesh, steps, limits, where))
     del mesh
     loop = TimeLoop(comm, model, cfg.gravity, steps[0])

@@ -6,8 +6,8 @@ Per step, on every rank:
    v^{n+1/2} = v^{n-1/2} + a (dt^{n-1/2} + dt^{n+1/2}) / 2; du = v^{n+1/2} dt^{n+1/2};
    x^{n+1} = x^n + du (held dofs move with their prescribed velocity). Each stage steps at
    its own dt (safety times the stability limit under its damping, solver.cdem.run), so the
-   step changes only where a stage starts (Belytschko, Liu & Moran, Nonlinear Finite
-   Elements, section 6.2: the central difference with a variable step);
+   step changes only where a stage starts (Belytschko et al. 2000, section 6.2: the central
+   difference with a variable step);
 2. halo forward of du; one global reduction: the unbalance ratio and energy sums, and
    whether a contact node moved far enough to renew the contact targets;
 3. contact geometry (solver.cdem.contact), the elements' stresses and F_int at x^{n+1}
@@ -445,7 +445,7 @@ class TimeLoop:
                                 self.unbalance, broken, load, self.view,
                                 self.update_stored_energy)
             stop = [obs(record) for obs in observers]
-            if self.step % ENERGY_EVERY == 0:
+            if progress is not None and progress.shown and self.step % ENERGY_EVERY == 0:
                 self.energy_error = self.update_stored_energy().relative_error()
             if progress is not None:
                 progress.update(clock.t_stage if math.isfinite(stage.duration) else clock.steps,

@@ -10,7 +10,8 @@ class Progress:
     """``update(done, **metrics)`` prints ``label done/total  metric=...  ETA ...`` to stderr.
 
     ``total`` is in the same unit as ``done`` (steps or simulated seconds). Nothing is printed
-    on ranks other than 0 or when ``quiet`` is set.
+    on ranks other than 0 or when ``quiet`` is set; ``shown`` (the same on every rank) says
+    whether lines are printed at all, for metrics that take collective work to make.
     """
 
     #: Seconds between two lines, unless given.
@@ -20,7 +21,8 @@ class Progress:
                  every_s: float | None = None, stream=None):
         self.total = float(total)
         self.label = label
-        self.active = (not quiet) and comm.rank == 0
+        self.shown = not quiet
+        self.active = self.shown and comm.rank == 0
         self.every_s = self.EVERY_S if every_s is None else every_s
         self.stream = stream or sys.stderr
         self.start = time.perf_counter()

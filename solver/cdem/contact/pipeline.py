@@ -162,7 +162,6 @@ class Contact:
         largest = float(np.max(own.k_n * own.face_area, initial=0.0))
         self.k_grid = 2.0 * exact_grid(comm, largest, 8 * 6 * len(own.gid))
         self.body_sums = BodySums(comm, self.traffic, self.renewal_traffic)
-        self.dt = 0.0
         self.stepping = None
         self.set_glue(glued)
 
@@ -295,7 +294,6 @@ class Contact:
             se.target_w, se.target_elem, se.retargeted, se.status, se.offset)
         if (dt, damping) != self.stepping:
             self.stepping = (dt, damping)
-            self.dt = dt
             self.stable_mass = stable_dashpot_mass(self.node_mass, self.omega,
                                                    p.damping_ratio, dt, damping)
         self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
@@ -303,7 +301,7 @@ class Contact:
     def forces(self) -> tuple[np.ndarray, np.ndarray]:
         """Contact forces of this step, after :meth:`geometry`: (own node rows, forces
         (n, 3)) to add (collective)."""
-        p, ss, se, dt = self.p, self.ss, self.se, self.dt
+        p, ss, se, dt = self.p, self.ss, self.se, self.stepping[0]
         self.body_sum[:] = 0.0
         for rec in (ss, se):
             loaded_stiffness(rec.overlap, rec.elem, rec.target_elem, rec.share, rec.k_n,
