@@ -31,8 +31,8 @@ class RunContext:
     restart: bool = False
     rebalance_above: float = 0.0
 
-    def progress(self, total: float, label: str = "step") -> Progress:
-        return Progress(self.comm, total, label=label, quiet=self.quiet)
+    def progress(self, total: float, label: str = "step", start_at: float = 0.0) -> Progress:
+        return Progress(self.comm, total, label=label, quiet=self.quiet, start_at=start_at)
 
 
 @dataclass

@@ -150,3 +150,21 @@ def test_a_diverging_run_stops_at_once_with_exit_3(tmp_path, capsys, monkeypatch
     assert code == 3 and summary["status"] == "diverged", lines
     assert len(lines) == 1 and "diverged" in lines[0] and "worst element" in lines[0]
     assert summary["steps"] < 2000
+
+
+def test_a_restarted_stage_gives_its_eta_by_the_pace_since_the_restart(monkeypatch):
+    """A stage restarted at 5 of 10 s that reaches 6 s in 4 s of wall time has 16 s to go
+    (not the 4 s of the pace from 0)."""
+    import io
+
+    from mpi4py import MPI
+
+    from solver.io import progress
+
+    clock = iter([100.0, 104.0])
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
+    stream = io.StringIO()
+    line = progress.Progress(MPI.COMM_SELF, 10.0, label="runout:", stream=stream,
+                             start_at=5.0)
+    line.update(6.0)
+    assert stream.getvalue().strip().endswith("elapsed 4.0 s  ETA 16.0 s")

@@ -137,8 +137,10 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     for k in range(run_state["stage"], len(cfg.stages)):
         stage = cfg.stages[k]
         run_state["stage"] = k
-        progress = ctx.progress(stage.duration if math.isfinite(stage.duration)
-                                else stage.max_steps, label=f"{stage.name}:")
+        timed = math.isfinite(stage.duration)
+        start_at = 0.0 if clock is None else clock.t_stage if timed else clock.steps
+        progress = ctx.progress(stage.duration if timed else stage.max_steps,
+                                label=f"{stage.name}:", start_at=start_at)
         start_step = loop.step - (clock.steps if clock is not None else 0)
         loop.set_step(steps[k])
         prestep = (implicit_prestep(comm, loop, stage, f"{where}: stages[{k}].prestep")
