@@ -125,3 +125,23 @@ def test_case_files_in_cases_folder_all_load():
     from solver.case import load_case
     for path in sorted(CASES.glob("*.toml")):
         assert load_case(path).name
+
+
+@pytest.mark.parametrize("strength", ["tensile_strength", "cohesion"])
+def test_weakening_from_an_infinite_strength(tmp_path, strength):
+    """A pair's strength can fall only from a finite one: groups with none are refused."""
+    finite = {"tensile_strength": "cohesion = 1e5", "cohesion": "tensile_strength = 1e5"}
+    text = f"""module = "cdem"
+[mesh]
+boxes = [{{n = [1, 1, 2], size = [1.0, 1.0, 1.0], layer_groups = ["base", "block"]}}]
+[[materials]]
+density = 2500.0
+youngs_modulus = 1e9
+{finite[strength]}
+[interface]
+pairs = [{{groups = ["block", "base"], weakening_time = 1.0}}]
+[[stages]]
+kind = "relax"
+max_steps = 10
+"""
+    _expect_error(_run(tmp_path, text), "interface.pairs[0].weakening_time", strength)

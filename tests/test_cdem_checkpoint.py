@@ -79,6 +79,21 @@ def test_restart_continues_to_the_last_bit(tmp_path, after_break):
     assert again.energies.gravity_work == pytest.approx(loop.energies.gravity_work, rel=1e-12)
 
 
+def test_restart_in_the_middle_of_a_weakening_continues_to_the_last_bit(tmp_path):
+    """The block's own interfaces lose their strength over twice the 700 steps (a weakening
+    pair): the checkpoint at step 400 carries the time the ramp has run, so the restart
+    breaks the same springs at the same steps."""
+    case = {**CONTACT_CASE, "interface": {"pairs": [
+        {"groups": ["block", "block"], "tensile_strength": 0.0, "cohesion": 0.0,
+         "friction_deg": 30.0, "weakening_time": 0.03}]}}
+    x_through, model, loop = _run(MPI.COMM_SELF, tmp_path, case=case)
+    x_restart, restarted, again = _run(MPI.COMM_SELF, tmp_path, restart=True, case=case)
+    assert 0.0 < restarted.springs.cohesion.min() < 0.6 * model.springs.cohesion.max()
+    assert np.array_equal(restarted.springs.state, model.springs.state)
+    assert np.array_equal(x_restart, x_through)
+    assert again.weakening_clock == loop.weakening_clock
+
+
 def test_element_work_counts_the_records_of_each_element(tmp_path):
     cfg = from_dict(Config, CONTACT_CASE, "checkpoint-test", "", None)
     mesh = mesh_from_config(cfg.mesh, "checkpoint-test")
@@ -111,7 +126,9 @@ def test_restart_refuses_a_checkpoint_of_another_format(tmp_path):
     does not fill."""
     _run(MPI.COMM_SELF, tmp_path)
     manifest = tmp_path / "checkpoint" / "manifest.json"
-    manifest.write_text(manifest.read_text().replace('"tables": 2,', ''))
+    text = manifest.read_text()
+    assert f'"tables": {checkpoint.TABLES},' in text
+    manifest.write_text(text.replace(f'"tables": {checkpoint.TABLES},', ''))
     with pytest.raises(InputError, match="another version of the solver"):
         _run(MPI.COMM_SELF, tmp_path, restart=True)
 

@@ -3,12 +3,15 @@
 import math
 
 import numpy as np
+import pytest
 from mpi4py import MPI
 
 from solver.case import from_dict
 from solver.cdem.config import Config
 from solver.cdem.interface import BROKEN_SHEAR, BROKEN_TENSION, INTACT, interface_step, sum_slots
 from solver.cdem.model import model_from_mesh
+from solver.cdem.timeloop import TimeLoop
+from solver.mesh.build import mesh_from_config
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.topology import shared_faces
 
@@ -127,3 +130,41 @@ def test_unbreakable_stage_keeps_springs_intact():
         _advance(model, np.array([0.0, 0.0, 1e-5]), breakable=False)
     assert np.all(m.state == INTACT)
     assert np.isclose(m.k_n[0] * m.u_n[0, 0], m.k_n[0] * 1e-3)
+
+
+def test_weakening_pair_fails_when_its_falling_cohesion_meets_the_shear():
+    """A 1 x 1 x 0.5 m block glued to a held base, gravity tilted by 20 deg, no friction:
+    its four springs carry the shear tau A, tau = rho g h sin(20 deg) (relaxed unbreakable
+    first; the elastic block loads its downslope springs 1.4 times its upslope ones). Their
+    cohesion then falls from c0 = 2 tau to 0 over W = 1 s of the breakable stage,
+    c(t) = c0 (1 - t / W), so the first spring breaks at t* = W (1 - tau_s / c0), tau_s the
+    largest spring shear per area: within the step that reaches it (the relaxation's time
+    does not count)."""
+    rho, h, theta, weakening = 2500.0, 0.5, math.radians(20.0), 1.0
+    tau = rho * 9.81 * h * math.sin(theta)
+    cfg = from_dict(Config, {
+        "gravity": [9.81 * math.sin(theta), 0.0, -9.81 * math.cos(theta)],
+        "mesh": {"boxes": [{"n": [1, 1, 2], "size": [1.0, 1.0, 2 * h],
+                            "layer_groups": ["base", "block"]}]},
+        "materials": [{"density": rho, "youngs_modulus": 1e9, "tensile_strength": 1e9,
+                       "cohesion": 2.0 * tau, "friction_deg": 0.0}],
+        "interface": {"pairs": [{"groups": ["block", "base"], "tensile_strength": 1e9,
+                                 "cohesion": 0.0, "friction_deg": 0.0,
+                                 "weakening_time": weakening}]},
+        "boundaries": [{"group": "base"}],
+        "stages": [{"kind": "relax", "damping": "local", "breakable": False,
+                    "unbalance_tol": 1e-7},
+                   {"damping": "local", "duration": 2.0, "stop_on_failure": True}]},
+        "test", "", None)
+    model = model_from_mesh(MPI.COMM_SELF, cfg, mesh_from_config(cfg.mesh, "test"), "test")
+    loop = TimeLoop(MPI.COMM_SELF, model, cfg.gravity, 0.5 * model.dt_limit_local)
+    assert loop.run_stage(cfg.stages[0], []) == "converged"
+    s = model.springs
+    tau_s = np.linalg.norm(s.f_s[0], axis=1).max() / s.area[0]
+    assert s.f_s[0, :, 0].sum() == pytest.approx(tau * 4 * s.area[0], rel=1e-6)
+    assert tau < tau_s < 2.0 * tau
+    assert loop.weakening_clock == 0.0 and s.cohesion[0] == 2.0 * tau
+    assert loop.run_stage(cfg.stages[1], []) == "failure"
+    expected = weakening * (1.0 - tau_s / (2.0 * tau))
+    assert loop.weakening_clock == loop.clock.t_stage
+    assert expected - 1e-6 <= loop.weakening_clock < expected + loop.dt + 1e-6

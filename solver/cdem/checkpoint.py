@@ -16,7 +16,8 @@ next step reads, keyed by global ids so that any partition can take it up:
   renewal (and, when springs broke in the last step, which of its faces are fresh);
 * in the manifest: the case it belongs to (a digest of the resolved case), the version of
   these tables (``TABLES``: a checkpoint of another version is refused), step, time, the
-  stage and its clock, gravity, energies and tallies (global sums), the contact counters,
+  stage and its clock, gravity, energies and tallies (global sums), the time spent in
+  breakable stages (the interface pairs' strength ramp), the contact counters,
   the observers' state, the frames of the output series and the stages already done.
 
 Everything else (glue state, ghosts, neighbour sets, halos) is rebuilt from these, so a
@@ -33,8 +34,8 @@ from solver.cdem.timeloop import Energies, StageClock, TimeLoop
 from solver.errors import InputError
 from solver.io import checkpoint as files
 
-#: Version of the tables above: 2 added the semi-springs' offsets.
-TABLES = 2
+#: Version of the tables above: 2 added the semi-springs' offsets, 3 the weakening clock.
+TABLES = 3
 
 
 def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers: list,
@@ -62,6 +63,7 @@ def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers
                 "dt": loop.dt, "stage": stage_index, "clock": dataclasses.asdict(loop.clock),
                 "g0": loop.g0.tolist(), "energies": dataclasses.asdict(loop.energies),
                 "tally": tally, "broken_total": loop.broken_total, "unbalance": loop.unbalance,
+                "weakening_clock": loop.weakening_clock,
                 "guard": [loop.first_kinetic, loop.last_kinetic, loop.growth_streak],
                 "contact": contact,
                 "observers": [obs.state() for obs in observers],
@@ -155,6 +157,7 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
     loop.tally[:] = manifest["tally"] if first else 0.0
     loop.broken_total = manifest["broken_total"]
     loop.unbalance = manifest["unbalance"]
+    loop.weakening_clock = manifest["weakening_clock"]
     loop.first_kinetic, loop.last_kinetic, loop.growth_streak = manifest["guard"]
     loop.contact_rows = np.nonzero(np.any(n.f_contact != 0.0, axis=1))[0]
     for obs, state, names in zip(observers, manifest["observers"], observer_fields):

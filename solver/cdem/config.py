@@ -96,6 +96,11 @@ class InterfacePair:
     cohesion: float = param(0.0, unit="Pa", doc="cohesion c (inf: never breaks in shear)",
                             ge=0.0, allow_inf=True)
     friction_deg: float = param(30.0, unit="deg", doc="friction angle phi", ge=0.0, lt=90.0)
+    weakening_time: float = param(0.0, unit="s", doc="a trigger by strength reduction: over "
+                                  "this much time of breakable stages, T, c and tan(phi) fall "
+                                  "linearly from the weaker group's (what the faces have "
+                                  "without this entry) to the values above (0: at once)",
+                                  ge=0.0)
     normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per unit area (0: as elsewhere)",
                                     ge=0.0)
     shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_s per unit area (0: as elsewhere)",

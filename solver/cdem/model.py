@@ -21,7 +21,7 @@ from solver.cdem.contact import Contact, ContactElements, ContactParams
 from solver.cdem.halo import Halo, Neighbours
 from solver.cdem.hex8 import element_volumes, lumped_masses, thinnest_height
 from solver.cdem.interface import INTACT, SLOT, glue_table, glued_faces
-from solver.cdem.state import Elements, InterfaceSprings, Nodes
+from solver.cdem.state import Elements, InterfaceSprings, Nodes, StrengthRamp
 from solver.errors import InputError
 from solver.mesh.distribute import MeshPart, distribute
 from solver.mesh.hexmesh import HexMesh
@@ -119,6 +119,7 @@ class Model:
     springs: InterfaceSprings
     interfaces: Interfaces
     contact: Contact | None
+    strength_ramp: StrengthRamp | None
     stage_dt_limits_local: tuple[float, ...]
     n_cells_global: int
     n_faces_global: int
@@ -186,19 +187,45 @@ def spring_stiffness(cfg: Config, mats: MaterialTable, part: MeshPart,
 
 
 def interface_strength(cfg: Config, mats: MaterialTable, part: MeshPart,
-                       where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
     """T, c, tan(phi) per shared face: the group's own values inside a group, the weaker of
-    the two groups across groups, unless an ``interface.pairs`` entry names the two."""
+    the two groups across groups, unless an ``interface.pairs`` entry names the two; and the
+    ramp of the pairs with a ``weakening_time`` (faces, start (3, k), end (3, k), duration
+    (k,)), whose faces start from the groups' values."""
     row = mats.row(part.faces.group)
-    tensile = mats.tensile[row].min(axis=1)
-    cohesion = mats.cohesion[row].min(axis=1)
-    tan_phi = mats.tan_phi[row].min(axis=1)
+    groups = np.stack([mats.tensile[row].min(axis=1), mats.cohesion[row].min(axis=1),
+                       mats.tan_phi[row].min(axis=1)])
+    strength = groups.copy()
+    ramp = np.zeros(len(row), dtype=bool)
+    end = np.zeros_like(strength)
+    duration = np.zeros(len(row))
     for k, pair in enumerate(cfg.interface.pairs):
-        sel = _pair_faces(pair, part.faces.group, part, f"{where}: interface.pairs[{k}].groups")
-        tensile[sel] = pair.tensile_strength
-        cohesion[sel] = pair.cohesion
-        tan_phi[sel] = math.tan(math.radians(pair.friction_deg))
-    return tensile, cohesion, tan_phi
+        at = f"{where}: interface.pairs[{k}]"
+        sel = _pair_faces(pair, part.faces.group, part, f"{at}.groups")
+        values = (pair.tensile_strength, pair.cohesion, math.tan(math.radians(pair.friction_deg)))
+        ramp[sel] = pair.weakening_time > 0.0
+        if pair.weakening_time > 0.0:
+            _check_weakening(pair, mats, part, f"{at}.weakening_time")
+            strength[:, sel] = groups[:, sel]
+            end[:, sel] = np.array(values)[:, None]
+            duration[sel] = pair.weakening_time
+        else:
+            strength[:, sel] = np.array(values)[:, None]
+    faces = np.nonzero(ramp)[0]
+    return (*strength, (faces, strength[:, faces], end[:, faces], duration[faces]))
+
+
+def _check_weakening(pair, mats: MaterialTable, part: MeshPart, where: str) -> None:
+    """A pair's strength can fall only from finite values: the weaker of its two groups
+    needs a finite tensile strength and cohesion (the same test on every rank)."""
+    g1, g2 = (mats.row(group_ids(g, part.group_ids, part.group_names, where))
+              for g in pair.groups)
+    for name, values in (("tensile_strength", mats.tensile), ("cohesion", mats.cohesion)):
+        weaker = np.minimum(values[g1][:, None], values[g2][None, :])
+        if not np.all(np.isfinite(weaker)):
+            raise InputError(where, f"groups {pair.groups[0]!r} and {pair.groups[1]!r} have "
+                             f"no finite {name} to fall from: give one of their materials "
+                             "a finite value")
 
 
 def critical_step(omega: np.ndarray, zeta: np.ndarray, alpha: float = 0.0,
@@ -378,7 +405,7 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
     interfaces, owned, node_i, node_j, slot_i, slot_j, n_ghost = _interfaces(comm, part,
                                                                              n_own)
     k_area_n, k_area_s = spring_stiffness(cfg, mats, part, where)
-    tensile, cohesion, tan_phi = interface_strength(cfg, mats, part, where)
+    tensile, cohesion, tan_phi, ramp = interface_strength(cfg, mats, part, where)
     area = part.faces.area / 4.0
     n_f = len(owned)
     springs = InterfaceSprings(
@@ -403,12 +430,19 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
         contact, k_node, zeta_node = _contact(comm, cfg, part, mats, volumes, mass, fixed,
                                               interfaces, springs.state, tensile, cohesion,
                                               k_node)
+    ramp_faces, ramp_start, ramp_end, ramp_duration = ramp
+    here = np.isin(ramp_faces, owned)
+    strength_ramp = (StrengthRamp(faces=np.searchsorted(owned, ramp_faces[here]),
+                                  start=ramp_start[:, here], end=ramp_end[:, here],
+                                  duration=ramp_duration[here])
+                     if any(p.weakening_time > 0.0 for p in cfg.interface.pairs) else None)
     damping = [stage.damping_terms for stage in cfg.stages]
     limits = {pair: float(stable_dt(elements.density, elements.lam, elements.mu, part.coords,
                                     mass, k_node, zeta_node, pair).min(initial=np.inf))
               for pair in set(damping)}
     return Model(nodes=nodes, elements=elements, springs=springs, interfaces=interfaces,
-                 contact=contact, stage_dt_limits_local=tuple(limits[pair] for pair in damping),
+                 contact=contact, strength_ramp=strength_ramp,
+                 stage_dt_limits_local=tuple(limits[pair] for pair in damping),
                  n_cells_global=part.n_cells, n_faces_global=part.n_faces)
 
 

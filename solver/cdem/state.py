@@ -92,3 +92,26 @@ class InterfaceSprings:
         return len(self.face_gid)
 
     nbytes = _nbytes
+
+
+@dataclass
+class StrengthRamp:
+    """Interface faces whose strength falls with the time spent in breakable stages
+    (``interface.pairs[].weakening_time``, a trigger by strength reduction): faces (k,) rows
+    of InterfaceSprings; start, end (3, k) their T [Pa], c [Pa] and tan(phi) before and
+    after; duration (k,) [s]."""
+
+    faces: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    duration: np.ndarray
+
+    def apply(self, t: float, springs: InterfaceSprings) -> None:
+        """Set the faces' strength t seconds into the breakable stages, falling linearly:
+        (1 - f) start + f end with f = min(t / duration, 1) (exactly the start at 0 and the
+        end from the duration on)."""
+        f = np.minimum(t / self.duration, 1.0)
+        values = (1.0 - f) * self.start + f * self.end
+        springs.tensile[self.faces] = values[0]
+        springs.cohesion[self.faces] = values[1]
+        springs.tan_phi[self.faces] = values[2]

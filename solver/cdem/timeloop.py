@@ -12,7 +12,9 @@ Per step, on every rank:
    whether a contact node moved far enough to renew the contact targets;
 3. contact geometry (solver.cdem.contact), the elements' stresses and F_int at x^{n+1}
    (solver.cdem.hex8.element_step) and the interface springs
-   (solver.cdem.interface.interface_step) into the nodes' face slots: the heavy parts of
+   (solver.cdem.interface.interface_step; the strength of the pairs with a weakening time
+   first set for the time spent in breakable stages, ``weakening_clock``, this step
+   included) into the nodes' face slots: the heavy parts of
    a step, with no exchange between them, so that a partition by their sum
    (solver.cdem.checkpoint.element_work) balances the ranks;
 4. contact forces added to F_spring; ghost slots written back to their owners, F_spring =
@@ -287,6 +289,7 @@ class TimeLoop:
         self.last_kinetic = 0.0
         self.growth_streak = 0
         self.energy_error = None
+        self.weakening_clock = 0.0
 
     def set_step(self, dt: float) -> None:
         """Step at ``dt`` from now on; the next velocity update spans the mean of the last
@@ -319,6 +322,10 @@ class TimeLoop:
             m.contact.geometry(n.x, n.du, self.dt, stage.damping_terms, moved_anywhere)
         t3 = time.perf_counter()
         element_step(n.x, n.du, e.stress, n.f_int, e.lam, e.mu, e.model)
+        if stage.breakable:
+            self.weakening_clock += self.dt
+        if m.strength_ramp is not None and self.weakening_clock > 0.0:
+            m.strength_ramp.apply(self.weakening_clock, s)
         broken = interface_step(n.x, n.du, s.f_slot, s.node_i, s.node_j, s.slot_i, s.slot_j,
                                 s.k_n, s.k_s, s.area, s.tensile, s.cohesion, s.tan_phi, s.u_n,
                                 s.f_s, s.state, stage.breakable, self.tally,
