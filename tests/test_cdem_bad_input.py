@@ -127,19 +127,23 @@ def test_case_files_in_cases_folder_all_load():
         assert load_case(path).name
 
 
-@pytest.mark.parametrize("strength", ["tensile_strength", "cohesion"])
-def test_weakening_from_an_infinite_strength(tmp_path, strength):
-    """A pair's strength can fall only from a finite one: groups with none are refused."""
-    finite = {"tensile_strength": "cohesion = 1e5", "cohesion": "tensile_strength = 1e5"}
+@pytest.mark.parametrize("strength, pair", [("tensile_strength", ""), ("cohesion", ""),
+                                            ("tensile_strength", "tensile_strength = inf, "),
+                                            ("cohesion", "cohesion = inf, ")])
+def test_weakening_between_infinite_strengths(tmp_path, strength, pair):
+    """A pair's strength can fall only between finite values: groups with none to fall
+    from, and a pair with none to fall to, are refused."""
+    finite = ({"tensile_strength": "cohesion = 1e5", "cohesion": "tensile_strength = 1e5"}
+              [strength] if not pair else "tensile_strength = 1e5\ncohesion = 1e5")
     text = f"""module = "cdem"
 [mesh]
 boxes = [{{n = [1, 1, 2], size = [1.0, 1.0, 1.0], layer_groups = ["base", "block"]}}]
 [[materials]]
 density = 2500.0
 youngs_modulus = 1e9
-{finite[strength]}
+{finite}
 [interface]
-pairs = [{{groups = ["block", "base"], weakening_time = 1.0}}]
+pairs = [{{groups = ["block", "base"], {pair}weakening_time = 1.0}}]
 [[stages]]
 kind = "relax"
 max_steps = 10

@@ -216,8 +216,13 @@ def interface_strength(cfg: Config, mats: MaterialTable, part: MeshPart,
 
 
 def _check_weakening(pair, mats: MaterialTable, part: MeshPart, where: str) -> None:
-    """A pair's strength can fall only from finite values: the weaker of its two groups
-    needs a finite tensile strength and cohesion (the same test on every rank)."""
+    """A pair's strength can fall only between finite values: the pair's own tensile
+    strength and cohesion, and those of the weaker of its two groups (the same test on
+    every rank)."""
+    for name in ("tensile_strength", "cohesion"):
+        if not math.isfinite(getattr(pair, name)):
+            raise InputError(where, f"the pair's {name} is infinite: a strength can only "
+                             "fall to a finite value")
     g1, g2 = (mats.row(group_ids(g, part.group_ids, part.group_names, where))
               for g in pair.groups)
     for name, values in (("tensile_strength", mats.tensile), ("cohesion", mats.cohesion)):
