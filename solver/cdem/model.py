@@ -187,32 +187,31 @@ def spring_stiffness(cfg: Config, mats: MaterialTable, part: MeshPart,
 
 
 def interface_strength(cfg: Config, mats: MaterialTable, part: MeshPart,
-                       where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
+                       where: str) -> tuple[np.ndarray, ...]:
     """T, c, tan(phi) per shared face: the group's own values inside a group, the weaker of
-    the two groups across groups, unless an ``interface.pairs`` entry names the two; and the
-    ramp of the pairs with a ``weakening_time`` (faces, start (3, k), end (3, k), duration
-    (k,)), whose faces start from the groups' values."""
+    the two groups across groups, unless an ``interface.pairs`` entry names the two; and
+    the ramp of the pairs with a ``weakening_time``: their values (3, m) and that time
+    (m,; 0 on faces without one), from which their faces fall, starting at the groups'
+    values."""
     row = mats.row(part.faces.group)
     groups = np.stack([mats.tensile[row].min(axis=1), mats.cohesion[row].min(axis=1),
                        mats.tan_phi[row].min(axis=1)])
     strength = groups.copy()
-    ramp = np.zeros(len(row), dtype=bool)
-    end = np.zeros_like(strength)
-    duration = np.zeros(len(row))
+    weakened = np.zeros_like(strength)
+    weakening = np.zeros(len(row))
     for k, pair in enumerate(cfg.interface.pairs):
         at = f"{where}: interface.pairs[{k}]"
         sel = _pair_faces(pair, part.faces.group, part, f"{at}.groups")
-        values = (pair.tensile_strength, pair.cohesion, math.tan(math.radians(pair.friction_deg)))
-        ramp[sel] = pair.weakening_time > 0.0
+        values = np.array([pair.tensile_strength, pair.cohesion,
+                           math.tan(math.radians(pair.friction_deg))])[:, None]
+        weakening[sel] = pair.weakening_time
         if pair.weakening_time > 0.0:
             _check_weakening(pair, mats, part, f"{at}.weakening_time")
             strength[:, sel] = groups[:, sel]
-            end[:, sel] = np.array(values)[:, None]
-            duration[sel] = pair.weakening_time
+            weakened[:, sel] = values
         else:
-            strength[:, sel] = np.array(values)[:, None]
-    faces = np.nonzero(ramp)[0]
-    return (*strength, (faces, strength[:, faces], end[:, faces], duration[faces]))
+            strength[:, sel] = values
+    return (*strength, weakened, weakening)
 
 
 def _check_weakening(pair, mats: MaterialTable, part: MeshPart, where: str) -> None:
@@ -410,7 +409,8 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
     interfaces, owned, node_i, node_j, slot_i, slot_j, n_ghost = _interfaces(comm, part,
                                                                              n_own)
     k_area_n, k_area_s = spring_stiffness(cfg, mats, part, where)
-    tensile, cohesion, tan_phi, ramp = interface_strength(cfg, mats, part, where)
+    tensile, cohesion, tan_phi, weakened, weakening = interface_strength(cfg, mats, part,
+                                                                         where)
     area = part.faces.area / 4.0
     n_f = len(owned)
     springs = InterfaceSprings(
@@ -435,12 +435,12 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
         contact, k_node, zeta_node = _contact(comm, cfg, part, mats, volumes, mass, fixed,
                                               interfaces, springs.state, tensile, cohesion,
                                               k_node)
-    ramp_faces, ramp_start, ramp_end, ramp_duration = ramp
-    here = np.isin(ramp_faces, owned)
-    strength_ramp = (StrengthRamp(faces=np.searchsorted(owned, ramp_faces[here]),
-                                  start=ramp_start[:, here], end=ramp_end[:, here],
-                                  duration=ramp_duration[here])
-                     if any(p.weakening_time > 0.0 for p in cfg.interface.pairs) else None)
+    ramped = np.nonzero(weakening[owned] > 0.0)[0]
+    strength_ramp = (StrengthRamp(faces=ramped, start=np.stack([tensile, cohesion,
+                                                                tan_phi])[:, owned[ramped]],
+                                  end=weakened[:, owned[ramped]],
+                                  duration=weakening[owned[ramped]])
+                     if len(ramped) else None)
     damping = [stage.damping_terms for stage in cfg.stages]
     limits = {pair: float(stable_dt(elements.density, elements.lam, elements.mu, part.coords,
                                     mass, k_node, zeta_node, pair).min(initial=np.inf))
