@@ -139,9 +139,9 @@ def test_block_column_on_a_tilting_platform_fails_between_statics_bounds(tmp_pat
 
 PAIR_ON_A_MESHED_BASE = """module = "cdem"
 name = "pair"
-gravity = [4.14588, 0.0, -8.89087]    # 9.81 (sin 25 deg, 0, -cos 25 deg)
+gravity = [3.515590, 0.0, -9.158424]    # 9.81 (sin 21 deg, 0, -cos 21 deg)
 [mesh]
-boxes = [{n = [4, 1, 1], size = [4.0, 1.0, 0.5], origin = [0.0, 0.0, -0.5], group = "base"},
+boxes = [{n = [4, 2, 1], size = [4.0, 2.0, 0.5], origin = [0.0, -0.5, -0.5], group = "base"},
          {n = [1, 1, 1], size = [1.0, 1.0, 0.5], origin = [0.0, 0.0, 0.0], group = "block"},
          {n = [1, 1, 1], size = [1.0, 1.0, 0.5], origin = [1.0, 0.0, 0.0], group = "block"}]
 [[materials]]
@@ -164,20 +164,18 @@ axis = [0.0, 1.0, 0.0]
 """
 
 
-@pytest.mark.xfail(strict=True, reason="two blocks side by side slide from rest across a "
-                   "base whose element joint lies under theirs, on a soft contact (5 mm "
-                   "deep): on main the base's semi-springs at the joint leave the front block "
-                   "through its back face and push it, then catch the rear block's front face "
-                   "(the Jiweishan snag, README): a is 2.3 % above the theory and the balance "
-                   "misses 0.39 % of the gravity work. A rule that takes the face facing the "
-                   "point's own face, tried, stalls the pair at half the theory or, letting "
-                   "open points switch at any depth, meets it to 0.2 % but misses 2 % of the "
-                   "energy")
-def test_a_pair_of_blocks_slides_across_a_meshed_base_as_one(tmp_path):
-    """a = g (sin(theta) - cos(theta) tan(phi)), theta = 25 deg, phi = 20 deg, whatever the
-    base's mesh under the blocks: within 1 %, with the energy balance within 0.5 %."""
+def test_a_pair_of_blocks_just_steeper_than_their_friction_angle_slides(tmp_path):
+    """Two blocks side by side at rest on a base 1 deg steeper than their friction angle
+    (21 and 20 deg), on a soft contact (5.6 mm deep): a = g (sin(theta) - cos(theta)
+    tan(phi)) = 0.182 m/s^2, whatever the base's mesh under them. Its element joint lies
+    under theirs, so that the base's semi-springs there pass from the front block into the
+    rear one after 5 mm; the rear one's front face caught them and the pair stopped within a
+    centimetre (the Jiweishan snag, README; a = 2e-4 m/s^2). Within 5 %: the blocks swing on
+    their soft shear springs (period 0.16 s), which moves the slope of the velocity fitted
+    over the last 0.3 s by 2-3 % (measured -2.4 %; -1.6 % over 0.6 s of a 1.2 s run). The
+    energy balance within 0.5 % (measured 0.07 %)."""
     case = tmp_path / "pair.toml"
     case.write_text(PAIR_ON_A_MESHED_BASE)
     r = run_case(case, tmp_path / "out")["results"]
-    assert math.isclose(r["acceleration_theory"], 0.9098, rel_tol=1e-3)
-    assert r["rel_error"] < 0.01 and r["energy_error"] < 0.005, r
+    assert math.isclose(r["acceleration_theory"], 0.1822, rel_tol=1e-3)
+    assert r["rel_error"] < 0.05 and r["energy_error"] < 0.005, r

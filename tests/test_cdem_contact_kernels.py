@@ -639,13 +639,13 @@ def test_a_loaded_contact_moving_to_another_element_continues_from_its_overlap()
     assert target // 6 == 1 and overlap == pytest.approx(0.01, abs=1e-12)
 
 
-def _semi_spring_overlaps(path, drift=(0.0, 0.0, 0.0), alpha=0.01, tol=1e-4):
+def _semi_spring_overlaps(path, drift=(0.0, 0.0, 0.0), alpha=0.01, tol=1e-4, f2_top=False):
     """(overlap, retargeted) of one semi-spring (vertex 0 of face 0 of a 0.01 m block) whose
     point moves along ``path`` (x, y, z per step, from (1, 0.5, 0)) over a base of two glued
-    elements, F1 (x -1 to 3, its top z = 0 active) and F2 (x 3-7, its top inactive, glued
-    to something above: its nearest active face, the side y = -1, is 1.5 m from the
-    point); everything drifts by ``drift`` per step besides, and each node's motion in the
-    step is its increment; the records' state carried over."""
+    elements, F1 (x -1 to 3, its top z = 0 active) and F2 (x 3-7, its top active where
+    ``f2_top``, else glued to something above: its nearest active face, the side y = -1,
+    is 1.5 m from the point); everything drifts by ``drift`` per step besides, and each
+    node's motion in the step is its increment; the records' state carried over."""
     unit = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
                      [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
     base_x = np.vstack([unit * [4.0, 3.0, 3.0] + [-1.0, -1.0, -3.0],
@@ -659,7 +659,8 @@ def _semi_spring_overlaps(path, drift=(0.0, 0.0, 0.0), alpha=0.01, tol=1e-4):
     frames, centroid, no_ghosts = np.zeros((18, FRAME_WIDTH)), np.zeros((3, 3)), np.zeros((0, 3))
     face_frames(np.vstack([base_x, block]), no_ghosts, base, 3, frames, centroid)
     top = int(np.argmax(frames[0:6, 5]))
-    active[1, top] = active[1, int(np.argmin(frames[6:12, 3]))] = False
+    active[1, top] = f2_top
+    active[1, int(np.argmin(frames[6:12, 3]))] = False
     candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
     candidates[0, :7] = [top, 6, 7, 8, 9, 10, 11]
     state = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
@@ -690,7 +691,9 @@ def test_semi_spring_contact_is_loaded_only_by_the_points_approach(drift):
     deep in the Jiweishan resolution study's level 3, 6.5e12 J no motion paid for, given
     back as they vanished. The same under a drift of the whole scene (the approach is the
     point's relative to the target). Sliding in contact across the glued face into F2, the
-    geometry marks the step whose target is another than the last step's."""
+    geometry marks the step whose target is another than the last step's, and the contact
+    goes on at its overlap on F2's top; where F2's top is glued (F2 has no face turned
+    toward the point's own), it opens there."""
     down_up = np.concatenate([np.linspace(0.005, -0.03, 71), np.linspace(-0.03, 0.005, 71)[1:]])
     overlap, _ = _semi_spring_overlaps(
         np.column_stack([np.zeros_like(down_up), np.zeros_like(down_up), down_up]), drift)
@@ -703,9 +706,60 @@ def test_semi_spring_contact_is_loaded_only_by_the_points_approach(drift):
     across = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, -0.01], [1.0, 0.0, -0.01],
                        [1.9, 0.0, -0.01], [2.1, 0.0, -0.01], [2.1, 0.005, -0.01],
                        [2.1, 0.0, -0.01]])
-    overlap, retargeted = _semi_spring_overlaps(across, drift)
-    assert np.allclose(overlap[:4], [0.0, 0.01, 0.01, 0.01], rtol=0, atol=1e-12)
+    overlap, retargeted = _semi_spring_overlaps(across, drift, f2_top=True)
+    assert np.allclose(overlap, [0.0] + [0.01] * 6, rtol=0, atol=1e-12)
     assert retargeted.tolist() == [False, False, False, False, True, False, False]
+    overlap, _ = _semi_spring_overlaps(across, drift)
+    assert np.allclose(overlap, [0.0, 0.01, 0.01, 0.01, 0.0, 0.0, 0.0], rtol=0, atol=1e-12)
+
+
+def _entering(path, carrier=0.5, alpha=0.01, tol=1e-4):
+    """(overlap, normal) per step of the semi-spring at vertex 0 of the bottom face (normal
+    -z) of a ``carrier`` m block whose point moves along ``path`` (its positions) through a
+    unit block T (x, y 0 to 1, z -1 to 0, its own body, every face active); each node's
+    motion in the step is its increment, the record's state carried over."""
+    unit = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
+                     [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
+    weights = np.full(4, 0.25 * alpha)
+    weights[0] += 1.0 - alpha
+    block = carrier * unit
+    block -= weights @ block[FACES[0]]
+    base, gid = np.array([0, 8]), np.array([0, 1])
+    frames, centroid, no_ghosts = np.zeros((12, FRAME_WIDTH)), np.zeros((2, 3)), np.zeros((0, 3))
+    candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
+    candidates[0, :6] = np.arange(6)
+    state = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
+             np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
+             np.zeros(1, dtype=bool), np.zeros(1), np.zeros(1, dtype=bool), np.zeros(1)]
+    overlaps, normals, last = [], [], None
+    for point in path:
+        x = np.vstack([unit - [0.0, 0.0, 1.0], block + point])
+        du = x - last if last is not None else np.zeros_like(x)
+        last = x
+        face_frames(x, no_ghosts, base, 2, frames, centroid)
+        semi_spring_geometry(x, du, no_ghosts, no_ghosts, base, 2, gid, np.ones((2, 6), bool),
+                             gid, frames, candidates, np.array([1]), np.array([0]),
+                             np.array([0]), alpha, tol, *state)
+        overlaps.append(state[1][0])
+        normals.append(state[2][0].copy())
+    return np.array(overlaps), np.array(normals)
+
+
+def test_a_point_entering_through_a_side_at_right_angles_loads_only_below_the_facing_face():
+    """The snag of the coarse Jiweishan runout (README): a point of a face with normal -z
+    entering a block T 0.02 m below T's top through T's side x = 1 lay nearer the side than
+    the top, so its contact formed on the side and pushed T back along x (up to 0.02 m deep)
+    before the top became T's nearest face. A contact forms only on a face turned toward the
+    point's own (T's top), with the point's depth there as its offset: nothing loads while
+    the point moves in along x (on the side it loaded 0.009 m at 0.99), the sinking 0.005 m
+    that follows loads it 0.005 m along +z, and the point that goes back out leaves through
+    the side continuously (0.003, 0.001 m, then open)."""
+    path = [(1.01, 0.5, -0.02), (1.001, 0.5, -0.02), (0.999, 0.5, -0.02), (0.99, 0.5, -0.02),
+            (0.97, 0.5, -0.02), (0.97, 0.5, -0.025), (0.977, 0.5, -0.025),
+            (0.979, 0.5, -0.025), (0.981, 0.5, -0.025)]
+    overlap, normal = _entering(path)
+    assert np.allclose(overlap, [0.0] * 5 + [0.005, 0.003, 0.001, 0.0], rtol=0, atol=1e-12)
+    assert np.allclose(normal[5], [0.0, 0.0, 1.0]) and np.allclose(normal[6:8], [1.0, 0.0, 0.0])
 
 
 @pytest.mark.parametrize("retargeted", [False, True])

@@ -11,7 +11,8 @@ next step reads, keyed by global ids so that any partition can take it up:
   rows per element;
 * per interface face (global face id): the springs' opening, shear force and state;
 * per contact record (record key): target, tangential force, dashpot memory, normal force
-  and status, and the semi-springs' shares, places and offsets; the potential targets of the
+  and status, and the semi-springs' shares, places, offsets, overlaps and normals (the face a
+  loaded contact is on decides where it may go on to); the potential targets of the
   semi-springs (global face ids) and, per active element, its node positions at the last
   renewal (and, when springs broke in the last step, which of its faces are fresh);
 * in the manifest: the case it belongs to (a digest of the resolved case), the version of
@@ -34,8 +35,9 @@ from solver.cdem.timeloop import Energies, StageClock, TimeLoop
 from solver.errors import InputError
 from solver.io import checkpoint as files
 
-#: Version of the tables above: 2 added the semi-springs' offsets, 3 the weakening clock.
-TABLES = 3
+#: Version of the tables above: 2 added the semi-springs' offsets, 3 the weakening clock, 4
+#: the semi-springs' normals.
+TABLES = 4
 
 
 def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers: list,
@@ -141,7 +143,7 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
         c = m.contact
         c.set_glue(m.interfaces.glued_neighbours(s.state, len(e)))
         fields = ["target", "f_t", "dashpot", "f_n", "status"]
-        ss_fields = ["candidates", "share", "placed", "offset", "overlap"]
+        ss_fields = ["candidates", "share", "placed", "offset", "overlap", "normal"]
         tables = {"semi_springs": files.read_table(path, ranks, "semi_springs", c.ss.key,
                                                    fields + ss_fields),
                   "semi_edges": files.read_table(path, ranks, "semi_edges", c.se.key,

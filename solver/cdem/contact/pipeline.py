@@ -506,8 +506,8 @@ class Contact:
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
-        history keyed by record key (with the offsets, and the semi-springs' shares, places
-        and overlaps), their potential targets as global face ids, the positions at the last
+        history keyed by record key (with the offsets, and the semi-springs' shares, places,
+        overlaps and normals), their potential targets as global face ids, the positions at the last
         renewal keyed by element id (and the fresh faces, when a partial renewal is
         pending); the counters (global values where the summary reduces them, see
         :meth:`restore`)."""
@@ -522,6 +522,7 @@ class Contact:
         tables["semi_springs"]["placed"] = self.ss.placed
         tables["semi_springs"]["offset"] = self.ss.offset
         tables["semi_springs"]["overlap"] = self.ss.overlap
+        tables["semi_springs"]["normal"] = self.ss.normal
         tables["semi_edges"]["offset"] = self.se.offset
         keys = self.own.gid[self.own_active]
         renewed = self.x_renewal is not None
@@ -549,6 +550,7 @@ class Contact:
         self.ss.placed[:] = tables["semi_springs"]["placed"]
         self.ss.offset[:] = tables["semi_springs"]["offset"]
         self.ss.overlap[:] = tables["semi_springs"]["overlap"]
+        self.ss.normal[:] = tables["semi_springs"]["normal"]
         self.se.offset[:] = tables["semi_edges"]["offset"]
         faces = tables["semi_springs"]["candidates"]
         gid = np.unique(faces[faces >= 0] // 6)

@@ -40,7 +40,7 @@ _FIELDS = {"key": ((), np.int64, 0), "elem": ((), np.int64, 0), "face": ((), np.
 #: The geometry of the step: written for every record in contact before the step reads it,
 #: so :meth:`ContactRecords.insert` neither copies these rows into a grown store nor sets
 #: them for new records.
-STEP_GEOMETRY = frozenset({"normal", "slip", "own_w", "target_node", "target_w", "target_elem",
+STEP_GEOMETRY = frozenset({"slip", "own_w", "target_node", "target_w", "target_elem",
                            "retargeted"})
 
 
@@ -79,13 +79,15 @@ class ContactRecords:
     subtracted from its depth while the contact lasts (solver.cdem.contact.geometry);
     overlap (n,) > 0 in contact, the last step's when the step begins (a semi-spring
     contact that moves to another element continues from it).
-    Geometry of this step (written by solver.cdem.contact.geometry): normal (n, 3) unit
-    normal out of the target;
-    slip (n, 3) relative displacement increment; own_w (n, 4) weights of the carrying
-    face's nodes; target_node (n, 4) contact nodes 8 c + a of the target (-1 unused) and
-    their weights target_w (n, 4); target_elem (n,) target contact element; retargeted (n,)
-    whether the target is another than the last step's. Output of the
-    law: force (n, 3) on the carrying face (its reaction on the target).
+    normal (n, 3) unit normal out of the target, written while in contact and kept after
+    (where a semi-spring's contact passes to another element, the face it was on decides
+    whether it may go on, solver.cdem.contact.geometry).
+    Geometry of this step (written by solver.cdem.contact.geometry): slip (n, 3) relative
+    displacement increment; own_w (n, 4) weights of the carrying face's nodes; target_node
+    (n, 4) contact nodes 8 c + a of the target (-1 unused) and their weights target_w
+    (n, 4); target_elem (n,) target contact element; retargeted (n,) whether the target is
+    another than the last step's. Output of the law: force (n, 3) on the carrying face (its
+    reaction on the target).
     """
 
     kind: int
