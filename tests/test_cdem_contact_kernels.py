@@ -428,7 +428,8 @@ def test_overlap_inside_an_element_is_the_distance_to_its_nearest_bilinear_face(
         face_frames(x, no_ghosts, base, 2, frames, centroid)
         out = [np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
                np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
+               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1),
+               np.zeros((1, 3))]
         semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 2, gid, active,
                              gid, frames, candidates, np.array([1]), np.array([0]), np.array([0]),
                              alpha, 1e-4, *out)
@@ -599,7 +600,8 @@ class _FloorScene:
         candidates[0, :len(potential)] = potential
         out = [np.full(1, target), np.full(1, overlap), np.zeros((1, 3)), np.zeros((1, 3)),
                np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1)]
+               np.zeros(1, dtype=bool), np.ones(1), np.zeros(1, dtype=bool), np.zeros(1),
+               np.zeros((1, 3))]
         no_ghosts = np.zeros((0, 3))
         semi_spring_geometry(self.x, np.zeros_like(self.x), no_ghosts, no_ghosts, self.base, 3,
                              self.gid, np.ones((3, 6), dtype=bool), self.gid, self.frames,
@@ -665,7 +667,8 @@ def _semi_spring_overlaps(path, drift=(0.0, 0.0, 0.0), alpha=0.01, tol=1e-4, f2_
     candidates[0, :7] = [top, 6, 7, 8, 9, 10, 11]
     state = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
              np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-             np.zeros(1, dtype=bool), np.zeros(1), np.zeros(1, dtype=bool), np.zeros(1)]
+             np.zeros(1, dtype=bool), np.zeros(1), np.zeros(1, dtype=bool), np.zeros(1),
+             np.zeros((1, 3))]
     overlaps, retargeted, last = [], [], np.zeros((24, 3))
     for i, move in enumerate(path):
         x = np.vstack([base_x, block + move]) + i * np.asarray(drift)
@@ -730,7 +733,8 @@ def _entering(path, carrier=0.5, alpha=0.01, tol=1e-4):
     candidates[0, :6] = np.arange(6)
     state = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
              np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-             np.zeros(1, dtype=bool), np.zeros(1), np.zeros(1, dtype=bool), np.zeros(1)]
+             np.zeros(1, dtype=bool), np.zeros(1), np.zeros(1, dtype=bool), np.zeros(1),
+             np.zeros((1, 3))]
     overlaps, normals, last = [], [], None
     for point in path:
         x = np.vstack([unit - [0.0, 0.0, 1.0], block + point])

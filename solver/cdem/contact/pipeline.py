@@ -286,7 +286,8 @@ class Contact:
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.body_of, self.frames, self.candidates, ss.elem, ss.face, ss.vertex, p.alpha,
             p.tol, ss.target, ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node,
-            ss.target_w, ss.target_elem, ss.retargeted, ss.share, ss.placed, ss.offset)
+            ss.target_w, ss.target_elem, ss.retargeted, ss.share, ss.placed, ss.offset,
+            ss.f_t)
         edge_deepest = semi_edge_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
