@@ -88,13 +88,12 @@ def test_coarse_case_moves_the_same_on_1_and_2_ranks(tmp_path):
 @pytest.mark.slow
 @pytest.mark.mpi(min_size=2)
 def test_sliding_distance_falls_with_friction_and_stops_above_critical(tmp_path):
-    """The mass runs out at 10 deg (265 m), fails and stops at 14 deg (1.2 m), holds at 24
-    deg. The runout's energy balance closes to 0.1 % of its gravity work (measured 0.09 %;
-    0.03 % with every stage at the relaxation's step, before b573a8f; 0.27 % while the
-    dashpot of a contact whose target changed was booked at the new target's rate), the
-    shorter runs' to 1 % of theirs (of a far smaller gravity work). At 8 and 10 deg the
-    case stands on a knife edge (README): whether the mass breaks up at the trigger depends
-    on the step; at the default step 10 deg breaks up and runs out."""
+    """The mass runs out at 10 deg (776 m) and 14 deg (602 m), holds at 24 deg. The 10 deg
+    runout's energy balance closes to 0.1 % of its gravity work (measured 0.08 %; 0.27 %
+    while the dashpot of a contact whose target changed was booked at the new target's
+    rate), the others' to 1 % of theirs (measured 0.20 % and 0.35 %, the latter of a far
+    smaller gravity work). Until 36dc154 the mass stopped after 1.2 m at 14 deg, held by
+    the snag (README)."""
     comm = MPI.COMM_WORLD
     base = comm.bcast(tmp_path, root=0)
     angles = [10.0, 14.0, 24.0]
