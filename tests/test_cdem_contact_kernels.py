@@ -757,13 +757,22 @@ def test_a_point_entering_through_a_side_at_right_angles_loads_only_below_the_fa
     point's own (T's top), with the point's depth there as its offset: nothing loads while
     the point moves in along x (on the side it loaded 0.009 m at 0.99), the sinking 0.005 m
     that follows loads it 0.005 m along +z, and the point that goes back out leaves through
-    the side continuously (0.003, 0.001 m, then open)."""
+    the side continuously (0.003, 0.001 m, then open). A point that sinks 1 mm a step while
+    it moves in stays on the top, loaded 1, 2, 3 mm: the side, still nearer than the top, is
+    taken only where it became the nearer within the step's motion (the contact went back
+    to the side, opened below its offset and formed anew on the top, 1, 0, 1 mm, storing
+    K a^2 / 2 no force paid for at every new start)."""
     path = [(1.01, 0.5, -0.02), (1.001, 0.5, -0.02), (0.999, 0.5, -0.02), (0.99, 0.5, -0.02),
             (0.97, 0.5, -0.02), (0.97, 0.5, -0.025), (0.977, 0.5, -0.025),
             (0.979, 0.5, -0.025), (0.981, 0.5, -0.025)]
     overlap, normal = _entering(path)
     assert np.allclose(overlap, [0.0] * 5 + [0.005, 0.003, 0.001, 0.0], rtol=0, atol=1e-12)
     assert np.allclose(normal[5], [0.0, 0.0, 1.0]) and np.allclose(normal[6:8], [1.0, 0.0, 0.0])
+    sinking = [(1.01, 0.5, -0.02), (0.999, 0.5, -0.02), (0.995, 0.5, -0.021),
+               (0.99, 0.5, -0.022), (0.985, 0.5, -0.023)]
+    overlap, normal = _entering(sinking)
+    assert np.allclose(overlap, [0.0, 0.0, 0.001, 0.002, 0.003], rtol=0, atol=1e-12)
+    assert np.allclose(normal[2:], [0.0, 0.0, 1.0])
 
 
 @pytest.mark.parametrize("retargeted", [False, True])
