@@ -539,13 +539,8 @@ def _nearest_facing_face(frames, xs, bt, ct, active, own, p0, p1, p2):
 @njit(cache=True, inline="always")
 def _relative_step(us, bt, ft, u0, u1, u2):
     """|u - u_ft|: the length of the point's increment u less the mean increment of the nodes
-    of face ft of the element at rows bt (``us``)."""
-    m0 = m1 = m2 = 0.0
-    for k in range(4):
-        r = bt + FACES[ft, k]
-        m0 += 0.25 * us[r, 0]
-        m1 += 0.25 * us[r, 1]
-        m2 += 0.25 * us[r, 2]
+    of face ft of the element at rows bt (``us``; the semi-spring weights with alpha = 1)."""
+    m0, m1, m2 = _semi_spring_point(us, bt, ft, 0, 1.0)
     return math.sqrt((u0 - m0) ** 2 + (u1 - m1) ** 2 + (u2 - m2) ** 2)
 
 
