@@ -726,36 +726,35 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
         ct = best // 6
         ft = best - 6 * ct
         xs = x if ct < n_own else gx
+        us = du if ct < n_own else gdu
         bt = base[ct]
+        own = 6 * c + f
         opens = delta >= 0.0
-        if (not opens and (share[s] == 0.0 or (last_elem != gid[ct] and (
-                frames[best, 3] * normal[s, 0] + frames[best, 4] * normal[s, 1]
-                + frames[best, 5] * normal[s, 2]) < FACING))
-                and not _faces(frames, best, 6 * c + f)):
-            g, dg = _nearest_facing_face(frames, xs, bt, ct, active, 6 * c + f, p0, p1, p2)
-            opens = g < 0 or -dg > FACING_REACH * math.sqrt(frames[6 * c + f, 7])
-            if not opens:
-                ft = g
-                accepted, delta, xi, eta, _, _, _, n0, n1, n2 = _one_face_contact(
-                    frames, xs, bt, ct, g, p0, p1, p2, tol, False)
-                opens = not accepted or delta >= 0.0
-        elif (not opens and last_elem == gid[ct] and last_target % 6 != ft
-              and _faces(frames, 6 * ct + last_target % 6, 6 * c + f)
-              and not _faces(frames, best, 6 * c + f)):
-            g, dg = _nearest_facing_face(frames, xs, bt, ct, active, 6 * c + f, p0, p1, p2)
-            if g >= 0 and delta - dg > tol + _relative_step(du if ct < n_own else gdu, bt, ft,
-                                                             u0, u1, u2):
-                accepted, d, g_xi, g_eta, _, _, _, g_n0, g_n1, g_n2 = _one_face_contact(
-                    frames, xs, bt, ct, g, p0, p1, p2, tol, False)
-                if accepted and d < 0.0:
-                    ft, delta, xi, eta, n0, n1, n2 = g, d, g_xi, g_eta, g_n0, g_n1, g_n2
+        if not opens and not _faces(frames, best, own):
+            continuing = (frames[best, 3] * normal[s, 0] + frames[best, 4] * normal[s, 1]
+                          + frames[best, 5] * normal[s, 2]) >= FACING
+            if share[s] == 0.0 or (last_elem != gid[ct] and not continuing):
+                g, dg = _nearest_facing_face(frames, xs, bt, ct, active, own, p0, p1, p2)
+                opens = g < 0 or -dg > FACING_REACH * math.sqrt(frames[own, 7])
+                if not opens:
+                    ft = g
+                    accepted, delta, xi, eta, _, _, _, n0, n1, n2 = _one_face_contact(
+                        frames, xs, bt, ct, g, p0, p1, p2, tol, False)
+                    opens = not accepted or delta >= 0.0
+            elif (last_elem == gid[ct] and last_target % 6 != ft
+                  and _faces(frames, 6 * ct + last_target % 6, own)):
+                g, dg = _nearest_facing_face(frames, xs, bt, ct, active, own, p0, p1, p2)
+                if g >= 0 and delta - dg > tol + _relative_step(us, bt, ft, u0, u1, u2):
+                    accepted, d, g_xi, g_eta, _, _, _, g_n0, g_n1, g_n2 = _one_face_contact(
+                        frames, xs, bt, ct, g, p0, p1, p2, tol, False)
+                    if accepted and d < 0.0:
+                        ft, delta, xi, eta, n0, n1, n2 = g, d, g_xi, g_eta, g_n0, g_n1, g_n2
         retargeted[s] = target[s] != 6 * gid[ct] + ft
         target[s] = 6 * gid[ct] + ft
         if opens:
             share[s] = 0.0
             placed[s] = False
             continue
-        us = du if ct < n_own else gdu
         weights = (0.25 * (1.0 - xi) * (1.0 - eta), 0.25 * (1.0 + xi) * (1.0 - eta),
                    0.25 * (1.0 + xi) * (1.0 + eta), 0.25 * (1.0 - xi) * (1.0 + eta))
         m0 = m1 = m2 = 0.0
@@ -783,7 +782,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
         at_place, w = _place(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol)
         turned = last_elem == gid[ct] and last_target != target[s]
         if share[s] == 0.0 or (at_place != placed[s] and not turned
-                               and _faces(frames, 6 * ct + ft, 6 * c + f)):
+                               and _faces(frames, 6 * ct + ft, own)):
             decided = 0.5 if at_place and _partner_in_contact(
                 x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, tol) else 1.0
             if share[s] == 0.0:
