@@ -22,7 +22,10 @@ next step reads, keyed by global ids so that any partition can take it up:
   the observers' state, the frames of the output series and the stages already done.
 
 Everything else (glue state, ghosts, neighbour sets, halos) is rebuilt from these, so a
-restart continues the motion bit for bit on the same or another number of ranks.
+restart continues the motion bit for bit on the same or another number of ranks. The energy
+balance differs by one booking: the last step's nodes and weights of a loaded contact are
+not kept, so the first step after a restart books the second half of their dashpots' work
+at their last overlap rate (solver.cdem.contact.law.book_carried_dashpot).
 """
 
 from __future__ import annotations

@@ -633,8 +633,7 @@ def _partner_in_contact(x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, to
 @njit(cache=True)
 def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames, candidates,
                          elem, face, vertex, alpha, tol, target, overlap, normal, slip, own_w,
-                         target_node, target_w, target_elem, retargeted, share, placed, offset,
-                         f_t):
+                         target_node, target_w, target_elem, share, placed, offset, f_t):
     """Target face, overlap, normal, slip and share of every semi-spring (module
     docstring): per body (``body``: each contact element's body, by any numbering) the face of the
     largest signed distance, and of those the deepest contact, or where the point is in
@@ -643,10 +642,9 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
     is that of a contact already formed and is kept while ``placed`` (whether the
     semi-spring is at a place) stays the same. A forming contact sets ``offset``, its depth
     beyond this step's approach (module docstring), which the overlap leaves out while the
-    contact lasts; ``retargeted`` marks the records whose target is another than the last
-    step's. A contact forms, or passes to another element, only on a face turned toward the
-    point's own face or (passing) continuing the face of its last ``normal`` (module
-    docstring). Returns the deepest overlap [m].
+    contact lasts. A contact forms, or passes to another element, only on a face turned
+    toward the point's own face or (passing) continuing the face of its last ``normal``
+    (module docstring). Returns the deepest overlap [m].
 
     A potential target is passed over where its plane bound (plane distance + WARP_BOUND
     warp, _nearest_face) cannot raise its body's largest delta, and where the point lies
@@ -749,7 +747,6 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
                         frames, xs, bt, ct, g, p0, p1, p2, tol, False)
                     if accepted and d < 0.0:
                         ft, delta, xi, eta, n0, n1, n2 = g, d, g_xi, g_eta, g_n0, g_n1, g_n2
-        retargeted[s] = target[s] != 6 * gid[ct] + ft
         target[s] = 6 * gid[ct] + ft
         if opens:
             share[s] = 0.0
@@ -826,11 +823,10 @@ def _edge_gap(a0, a1, a2, u0, u1, u2, q0, q1, q2, g0, g1, g2, m0, m1, m2):
 @njit(cache=True)
 def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroid, candidates,
                        elem, face, vertex, alpha, tol, target, overlap, normal, slip,
-                       own_w, target_node, target_w, target_elem, retargeted, status, offset):
-    """Target edge, overlap, normal and slip of every semi-edge (module docstring), and
-    whether the target is another than the last step's (``retargeted``). A forming contact
-    (``status`` OPEN: none loaded the last step) sets ``offset``, its depth beyond the
-    tolerance less this step's approach, which the overlap leaves out while the contact
+                       own_w, target_node, target_w, target_elem, status, offset):
+    """Target edge, overlap, normal and slip of every semi-edge (module docstring). A forming
+    contact (``status`` OPEN: none loaded the last step) sets ``offset``, its depth beyond
+    the tolerance less this step's approach, which the overlap leaves out while the contact
     lasts. Returns the deepest penetration -d - offset [m]."""
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
@@ -945,7 +941,6 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, active, frames, centroi
             continue
         ct = best // 24
         target[s] = 4 * (6 * gid[ct] + (best // 4) % 6) + best % 4
-        retargeted[s] = target[s] != held
         us = du if ct < n_own else gdu
         base_t = base[ct]
         for k in range(4):

@@ -11,9 +11,10 @@ Per step (all ranks, in this order):
    ghost coordinates advanced by them (the owner's x += du, repeated bit for bit);
 2. ``needs_renewal(x)``: whether an own node moved more than half the search margin since
    the last renewal; the time loop reduces this flag over all ranks with its step sums;
-3. ``geometry(x, du, dt, moved)``: renewal when a node moved anywhere or after
-   ``renew_every`` steps, a partial renewal after the active faces changed (``detect``);
-   contact geometry (``geometry``);
+3. ``geometry(x, du, dt, moved)``: the dashpot work of the last step's forces over this
+   step's increments, at the nodes they acted on (``law``); renewal when a node moved
+   anywhere or after ``renew_every`` steps, a partial renewal after the active faces
+   changed (``detect``); contact geometry (``geometry``);
 4. ``forces()``: forces (``law``); node shares, those of ghost nodes sent back to their
    owners, and the ordered sums of every own node's shares (``exchange``). Returns
    (rows, forces). The time loop computes the element forces between 3 and 4.
@@ -60,7 +61,8 @@ from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST
                                           ordered_sums, semi_spring_points, unpack_ghosts)
 from solver.cdem.contact.geometry import (FRAME_WIDTH, face_frames, semi_edge_geometry,
                                           semi_spring_geometry)
-from solver.cdem.contact.law import contact_law, loaded_stiffness, stable_dashpot_mass
+from solver.cdem.contact.law import (book_carried_dashpot, contact_law, loaded_stiffness,
+                                     stable_dashpot_mass)
 from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
                                          open_rows)
 from solver.cdem.halo import Halo, Neighbours, Traffic
@@ -150,6 +152,10 @@ class Contact:
         self.renewal_traffic = Traffic()
         self.neighbours = Neighbours(comm, [], self.traffic)
         self.ghost_halo = None
+        self.n_own = 0
+        self.gdu = np.zeros((0, 3))
+        self.carry_halo, self.carry_gdu = None, np.zeros((0, 3))
+        self.geometry_known = False
         self.n_ghosts = 0
         self.ghost_rank = np.zeros(0, dtype=np.int64)
         self.ghost_owner_base = np.zeros(0, dtype=np.int64)
@@ -196,6 +202,7 @@ class Contact:
         area = self.own.face_area.ravel()[face_of] / 4.0
         k_n = on_grid(self.own.k_n.ravel()[face_of] * area, self.k_grid)
         k_t = self.own.k_t.ravel()[face_of] * area
+        self._renumber_targets(renumber, len(joining))
         self.ss.insert(key, elem, k_n, k_t, renumber)
         self.se.insert(key, elem, 2.0 * k_n, 2.0 * k_t, renumber)
         self.glued = glued
@@ -211,7 +218,23 @@ class Contact:
             self.x_renewal = x_renewal.reshape(-1, 3)
             self.fresh[elem_new] = active[elem_new]
         self.candidates = np.zeros((0, N_CANDIDATES), dtype=np.int64)
+        self.carry_halo, self.carry_gdu = self.ghost_halo, np.zeros_like(self.gdu)
         self._drop_ghosts()
+
+    def _renumber_targets(self, renumber: np.ndarray | None, joining: int) -> None:
+        """The last step's target nodes (8 c + a) of the records, on the contact elements
+        after a glue change: own ones by ``renumber`` (old -> new index), the ghosts after
+        the ``joining`` own elements more (their increments come through the old halo for
+        one step, :meth:`refresh_ghosts`)."""
+        for rec in (self.ss, self.se):
+            node = rec.target_node
+            at = node >= 0
+            c = node[at] // 8
+            own = c < self.n_own
+            c_new = c + joining
+            if renumber is not None:
+                c_new[own] = renumber[c[own]]
+            node[at] = 8 * c_new + node[at] % 8
 
     def _own_element_rows(self) -> np.ndarray:
         """The ghost-row fields (solver.cdem.contact.exchange.ghost_rows) of the own active
@@ -252,10 +275,14 @@ class Contact:
 
     # -- per step --------------------------------------------------------------------------
     def refresh_ghosts(self, du: np.ndarray) -> None:
-        """Ghost increments from their owners; ghost coordinates advanced by them."""
+        """Ghost increments from their owners; ghost coordinates advanced by them. After a
+        glue change (no ghosts until the partial renewal), the increments of the ghosts
+        before it, for the dashpot work of the last step's forces."""
         if self.ghost_halo is not None:
             self.ghost_halo.forward(du, into=self.gdu)
             self.gx += self.gdu
+        elif self.carry_halo is not None:
+            self.carry_halo.forward(du, into=self.carry_gdu)
 
     def needs_renewal(self, x: np.ndarray) -> bool:
         """Whether an own node moved more than half the margin since the last renewal
@@ -273,6 +300,12 @@ class Contact:
         exchange that :meth:`forces` starts with (collective only when it renews). ``dt``
         and ``damping`` (the stage's Cundall local alpha and mass-proportional c) set the
         cap of the dashpot masses."""
+        gdu = self.gdu if self.carry_halo is None else self.carry_gdu
+        for rec in (self.ss, self.se):
+            book_carried_dashpot(du, gdu, self.base, self.n_own, rec.elem, rec.face, rec.own_w,
+                                 rec.target_node, rec.target_w, rec.normal, rec.dashpot, dt,
+                                 self.geometry_known, self.tally)
+        self.carry_halo, self.carry_gdu = None, np.zeros((0, 3))
         if moved_anywhere or self.steps_since_renewal >= self.p.renew_every:
             self.renew(x, du)
         elif self.pending is not None:
@@ -286,18 +319,18 @@ class Contact:
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.body_of, self.frames, self.candidates, ss.elem, ss.face, ss.vertex, p.alpha,
             p.tol, ss.target, ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node,
-            ss.target_w, ss.target_elem, ss.retargeted, ss.share, ss.placed, ss.offset,
-            ss.f_t)
+            ss.target_w, ss.target_elem, ss.share, ss.placed, ss.offset, ss.f_t)
         edge_deepest = semi_edge_geometry(
             x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
             self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
             p.tol, se.target, se.overlap, se.normal, se.slip, se.own_w, se.target_node,
-            se.target_w, se.target_elem, se.retargeted, se.status, se.offset)
+            se.target_w, se.target_elem, se.status, se.offset)
         if (dt, damping) != self.stepping:
             self.stepping = (dt, damping)
             self.stable_mass = stable_dashpot_mass(self.node_mass, self.omega,
                                                    p.damping_ratio, dt, damping)
         self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
+        self.geometry_known = True
 
     def forces(self) -> tuple[np.ndarray, np.ndarray]:
         """Contact forces of this step, after :meth:`geometry`: (own node rows, forces
@@ -311,7 +344,7 @@ class Contact:
         stored = 0.0
         for rec in (ss, se):
             _, energy = contact_law(rec.overlap, rec.normal, rec.slip, rec.elem,
-                                    rec.target_elem, rec.retargeted, rec.share, rec.k_n, rec.k_t,
+                                    rec.target_elem, rec.share, rec.k_n, rec.k_t,
                                     p.damping_ratio, self.body_of, self.body_mass,
                                     self.body_sum, self.stable_mass, p.mu, dt, rec.f_t, rec.f_n,
                                     rec.status, rec.dashpot, rec.force, self.tally)

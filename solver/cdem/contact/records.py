@@ -34,14 +34,13 @@ _FIELDS = {"key": ((), np.int64, 0), "elem": ((), np.int64, 0), "face": ((), np.
            "normal": ((3,), float, 0.0), "slip": ((3,), float, 0.0),
            "own_w": ((4,), float, 0.0), "target_node": ((4,), np.int64, -1),
            "target_w": ((4,), float, 0.0), "target_elem": ((), np.int64, -1),
-           "retargeted": ((), np.bool_, False),
            "share": ((), float, 1.0), "placed": ((), np.bool_, False), "offset": ((), float, 0.0),
            "force": ((3,), float, 0.0)}
-#: The geometry of the step: written for every record in contact before the step reads it,
-#: so :meth:`ContactRecords.insert` neither copies these rows into a grown store nor sets
-#: them for new records.
-STEP_GEOMETRY = frozenset({"slip", "own_w", "target_node", "target_w", "target_elem",
-                           "retargeted"})
+#: The geometry of the step: written for every record in contact before the law reads it,
+#: so :meth:`ContactRecords.insert` does not set it for new records (it keeps the other
+#: records' rows: the next step books their dashpots' work at them,
+#: solver.cdem.contact.law.book_carried_dashpot).
+STEP_GEOMETRY = frozenset({"slip", "own_w", "target_node", "target_w", "target_elem"})
 
 
 @njit(cache=True)
@@ -85,9 +84,9 @@ class ContactRecords:
     Geometry of this step (written by solver.cdem.contact.geometry): slip (n, 3) relative
     displacement increment; own_w (n, 4) weights of the carrying face's nodes; target_node
     (n, 4) contact nodes 8 c + a of the target (-1 unused) and their weights target_w
-    (n, 4); target_elem (n,) target contact element; retargeted (n,) whether the target is
-    another than the last step's. Output of the law: force (n, 3) on the carrying face (its
-    reaction on the target).
+    (n, 4); target_elem (n,) target contact element; the next step reads the nodes and
+    weights of the records then still loaded. Output of the law: force (n, 3) on the
+    carrying face (its reaction on the target).
     """
 
     kind: int
@@ -109,7 +108,6 @@ class ContactRecords:
     target_node: np.ndarray
     target_w: np.ndarray
     target_elem: np.ndarray
-    retargeted: np.ndarray
     share: np.ndarray
     placed: np.ndarray
     offset: np.ndarray
@@ -134,8 +132,8 @@ class ContactRecords:
         others break free), their contact elements renumbered by ``renumber`` (old -> new
         index) where given, and their last step's normal force and status (what the summary
         counts). The arrays have room to spare, and it grows by a quarter when it runs out:
-        nothing moves but the new rows written. The geometry of the step (STEP_GEOMETRY) is
-        rewritten before it is read."""
+        nothing moves but the new rows written. The geometry of the step (STEP_GEOMETRY) of
+        the new rows is written before it is read."""
         n, m = len(self), len(key)
         if renumber is not None:
             self.elem[:] = renumber[self.elem]
@@ -144,8 +142,7 @@ class ContactRecords:
             store = self._store.get(name)
             if store is None or len(store) < n + m:
                 grown = np.empty((n + m + (n + m) // 4,) + rows.shape[1:], dtype=rows.dtype)
-                if name not in STEP_GEOMETRY:
-                    grown[:n] = rows
+                grown[:n] = rows
                 store = self._store[name] = grown
             setattr(self, name, store[:n + m])
         new = slice(n, n + m)
