@@ -187,6 +187,34 @@ def _pair(tmp_path, tilt_deg: float, wide_base: bool, stiffness: float) -> dict:
     return run_case(case, tmp_path / "out")["results"]
 
 
+@pytest.mark.parametrize("stiffness, warns", [(4e6, False), (2e6, True), (0.0, False)])
+def test_a_contact_too_soft_for_the_blocks_own_weight_is_named_before_the_run(
+        tmp_path, capsys, stiffness, warns):
+    """The pair's 0.5 m blocks (2500 kg/m^3) sink rho g h / k_n under their own weight:
+    6.1 mm at 2e6 Pa/m, 3.1 mm at 4e6, against alpha L / 2 = 3.5 mm (alpha 0.01, L the
+    1 m face's half diagonal); deeper, on a base as wide as they are, their corner
+    semi-springs slip to the base's sides and the pair slides 27 % slow (README). The model
+    build warns once, with both depths, and not at 4e6 nor at the default stiffness
+    (beta (K + 4G/3) / h: 1 micron)."""
+    from mpi4py import MPI
+
+    from solver.case import load_case
+    from solver.cdem.model import model_from_mesh
+    from solver.mesh.build import mesh_from_config
+
+    path = tmp_path / "pair.toml"
+    text = PAIR_ON_A_MESHED_BASE.format(gx=0.0, gz=-9.81, base_cells=1, base_y=0.0,
+                                        stiffness=stiffness)
+    path.write_text(text if stiffness else text.replace("normal_stiffness = 0.0\n", "")
+                    .replace("shear_stiffness = 0.0\n", ""))
+    cfg = load_case(path, []).config
+    model_from_mesh(MPI.COMM_SELF, cfg, mesh_from_config(cfg.mesh, "pair"), str(path))
+    err = capsys.readouterr().err
+    assert (f"warning: {path}: contact: an element's own weight sinks it 0.00613 m into a "
+            "contact, deeper than alpha L / 2 = 0.00354 m" in err) == warns, err
+    assert err.count("warning") == warns
+
+
 def test_a_pair_of_blocks_just_steeper_than_their_friction_angle_slides(tmp_path):
     """Two blocks side by side at rest on a base 1 deg steeper than their friction angle
     (21 and 20 deg), on a soft contact (5.6 mm deep): a = g (sin(theta) - cos(theta)

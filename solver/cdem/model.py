@@ -10,6 +10,7 @@ mesh.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -351,16 +352,54 @@ def node_spring_stiffness(part: MeshPart, spring_k: np.ndarray, rank: int) -> np
     return (k_slot[:, 0] + k_slot[:, 1]) + k_slot[:, 2]
 
 
+def own_weight_depth(density: np.ndarray, volumes: np.ndarray, face_area: np.ndarray,
+                     k_n: np.ndarray, faces: np.ndarray, gravity: float,
+                     alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """How deep each element (n,) sinks into a contact under its own weight alone, lying on
+    its broadest face f: delta = rho |g| V / (A_f k_n,f) [m], and the depth the semi-spring
+    model takes: alpha L_f / 2, half the semi-springs' indentation alpha L from the face's
+    vertices (Feng et al. 2014, Eq. 3; L the mean distance of the face's vertices from its
+    centre; faces (n, 6, 4, 3) the face nodes). Deeper, a corner semi-spring lies nearer a
+    side of the face it rests on than that face: where that side is free and flush with
+    the element's own (a base as wide as the block), the side takes the point and the
+    corner carries nothing (README, Contact stiffness). Any block presses at least this
+    deep, whatever lies on it."""
+    broadest = np.argmax(face_area, axis=1)
+    rows = np.arange(len(volumes))
+    depth = density * gravity * volumes / (face_area[rows, broadest] * k_n[rows, broadest])
+    corners = faces[rows, broadest]
+    half_diagonal = np.linalg.norm(corners - corners.mean(axis=1, keepdims=True),
+                                   axis=2).mean(axis=1)
+    return depth, 0.5 * alpha * half_diagonal
+
+
+def _warn_soft_contact(comm, depth: np.ndarray, limit: np.ndarray, where: str) -> None:
+    """One warning on rank 0 where any element's own weight sinks it deeper than the
+    semi-spring model takes (own_weight_depth)."""
+    worst = int(np.argmax(depth / limit)) if len(depth) else -1
+    local = (float(depth[worst] / limit[worst]), float(depth[worst]), float(limit[worst])) \
+        if worst >= 0 else (0.0, 0.0, 0.0)
+    ratio, deep, take = max(comm.allgather(local))
+    if comm.rank == 0 and ratio > 1.0:
+        print(f"warning: {where}: contact: an element's own weight sinks it {deep:.3g} m into "
+              f"a contact, deeper than alpha L / 2 = {take:.3g} m (half the semi-springs' "
+              "indentation from its face's vertices): where a block rests on a base as wide "
+              "as it is, its corner semi-springs slip to the base's sides and carry nothing; "
+              "raise contact.normal_stiffness (or stiffness_factor) or contact.indentation",
+              file=sys.stderr)
+
+
 def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np.ndarray,
              mass: np.ndarray, fixed: np.ndarray, interfaces: Interfaces, state: np.ndarray,
-             tensile: np.ndarray, cohesion: np.ndarray,
-             k_node: np.ndarray) -> tuple[Contact, np.ndarray, np.ndarray]:
+             tensile: np.ndarray, cohesion: np.ndarray, k_node: np.ndarray,
+             where: str) -> tuple[Contact, np.ndarray, np.ndarray]:
     """The contact of this rank's elements, with the node stiffness ``k_node`` plus that
     of the contact-capable elements (a boundary or a breakable face) and their nodes'
     dashpot damping ratio, for the stable step. The search tolerance and margin scale with
     the median face size of the capable elements; the dashpot masses come from the glued
     bodies (solver.cdem.bodies) and are capped at the element's stable share under the
-    stage's step and damping (solver.cdem.contact.law)."""
+    stage's step and damping (solver.cdem.contact.law). Warns where an element's own weight
+    sinks it deeper than the semi-spring model takes (own_weight_depth)."""
     c = cfg.contact
     row = mats.row(part.groups)
     face_area = face_areas(part.coords[:, FACES].reshape(-1, 4, 3)).reshape(-1, 6)
@@ -384,6 +423,11 @@ def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np
     omega = node_frequency(mats.density[row], mats.lam[row], mats.mu[row], part.coords, mass,
                            k_node).reshape(-1, 8).max(axis=1)
     held = fixed.reshape(-1, 24).all(axis=1)
+    free = capable & ~held
+    depth, limit = own_weight_depth(mats.density[row][free], volumes[free], face_area[free],
+                                    k_n[free], part.coords[:, FACES][free],
+                                    float(np.linalg.norm(cfg.gravity)), c.indentation)
+    _warn_soft_contact(comm, depth, limit, where)
     node_mass = mass.reshape(-1, 8)
     elem_mass = node_mass.sum(axis=1)
     bodies = GluedBodies(comm, interfaces.glue_halo, interfaces.a_side, interfaces.b_remote,
@@ -434,7 +478,7 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
     if cfg.contact.enabled:
         contact, k_node, zeta_node = _contact(comm, cfg, part, mats, volumes, mass, fixed,
                                               interfaces, springs.state, tensile, cohesion,
-                                              k_node)
+                                              k_node, where)
     ramped = np.nonzero(weakening[owned] > 0.0)[0]
     strength_ramp = (StrengthRamp(faces=ramped, start=np.stack([tensile, cohesion,
                                                                 tan_phi])[:, owned[ramped]],
