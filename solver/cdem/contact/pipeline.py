@@ -255,6 +255,7 @@ class Contact:
         self.n_own = len(own)
         mine = self.own_rows
         self.gid = np.concatenate([self.own.gid[own], ghosts.gid])
+        self.gid_order = np.argsort(self.gid, kind="stable")
         self.active = np.concatenate([self.glued[own] < 0, ghosts.active])
         self.fresh_faces = np.concatenate([self.fresh[own], ghosts.fresh])
         self.base = np.concatenate([8 * own, 8 * np.arange(len(ghosts.gid))]).astype(np.int64)
@@ -321,10 +322,10 @@ class Contact:
             p.tol, ss.target, ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node,
             ss.target_w, ss.target_elem, ss.share, ss.placed, ss.offset, ss.f_t)
         edge_deepest = semi_edge_geometry(
-            x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
-            self.frames, self.centroid, self.candidates, se.elem, se.face, se.vertex, p.alpha,
-            p.tol, se.target, se.overlap, se.normal, se.slip, se.own_w, se.target_node,
-            se.target_w, se.target_elem, se.status, se.offset)
+            x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.gid_order,
+            self.active, self.frames, self.centroid, self.candidates, se.elem, se.face,
+            se.vertex, p.alpha, p.tol, se.target, se.overlap, se.normal, se.slip, se.own_w,
+            se.target_node, se.target_w, se.target_elem, se.status, se.offset)
         if (dt, damping) != self.stepping:
             self.stepping = (dt, damping)
             self.stable_mass = stable_dashpot_mass(self.node_mass, self.omega,
