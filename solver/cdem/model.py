@@ -353,13 +353,13 @@ def node_spring_stiffness(part: MeshPart, spring_k: np.ndarray, rank: int) -> np
 
 
 def own_weight_depth(density: np.ndarray, volumes: np.ndarray, face_area: np.ndarray,
-                     k_n: np.ndarray, faces: np.ndarray, gravity: float,
+                     k_n: np.ndarray, coords: np.ndarray, gravity: float,
                      alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """How deep each element (n,) sinks into a contact under its own weight alone, lying on
     its broadest face f: delta = rho |g| V / (A_f k_n,f) [m], and the depth the semi-spring
     model takes: alpha L_f / 2, half the semi-springs' indentation alpha L from the face's
     vertices (Feng et al. 2014, Eq. 3; L the mean distance of the face's vertices from its
-    centre; faces (n, 6, 4, 3) the face nodes). Deeper, a corner semi-spring lies nearer a
+    centre; coords (n, 8, 3) the element nodes). Deeper, a corner semi-spring lies nearer a
     side of the face it rests on than that face: where that side is free and flush with
     the element's own (a base as wide as the block), the side takes the point and the
     corner carries nothing (README, Contact stiffness). Any block presses at least this
@@ -367,7 +367,7 @@ def own_weight_depth(density: np.ndarray, volumes: np.ndarray, face_area: np.nda
     broadest = np.argmax(face_area, axis=1)
     rows = np.arange(len(volumes))
     depth = density * gravity * volumes / (face_area[rows, broadest] * k_n[rows, broadest])
-    corners = faces[rows, broadest]
+    corners = coords[rows[:, None], FACES[broadest]]
     half_diagonal = np.linalg.norm(corners - corners.mean(axis=1, keepdims=True),
                                    axis=2).mean(axis=1)
     return depth, 0.5 * alpha * half_diagonal
@@ -425,7 +425,7 @@ def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np
     held = fixed.reshape(-1, 24).all(axis=1)
     free = capable & ~held
     depth, limit = own_weight_depth(mats.density[row][free], volumes[free], face_area[free],
-                                    k_n[free], part.coords[:, FACES][free],
+                                    k_n[free], part.coords[free],
                                     float(np.linalg.norm(cfg.gravity)), c.indentation)
     _warn_soft_contact(comm, depth, limit, where)
     node_mass = mass.reshape(-1, 8)
