@@ -821,33 +821,30 @@ def _edge_gap(a0, a1, a2, u0, u1, u2, q0, q1, q2, g0, g1, g2, m0, m1, m2):
 
 
 @njit(cache=True, inline="always")
-def _faces_to_test(candidates, s, gid, gid_order, held, faces):
-    """The potential targets of record s into ``faces``, and the face of its held target
-    edge (global id ``held``; -1 none) where it is not among them and its element is here
-    (binary search of ``gid`` by ``gid_order``). Returns their number."""
-    n = 0
-    held_face = held // 4 if held >= 0 else -1
-    seen = held_face < 0
+def _held_face(candidates, s, gid, gid_order, held):
+    """The face (contact element 6 c + f) of a held target edge (global id ``held``; -1
+    none) where it is not among the potential targets of record s and its element is here
+    (binary search of ``gid`` by ``gid_order``), else -1."""
+    if held < 0:
+        return -1
+    held_face = held // 4
     for j in range(candidates.shape[1]):
         fc = candidates[s, j]
         if fc < 0:
             break
-        faces[n] = fc
-        n += 1
-        seen = seen or 6 * gid[fc // 6] + fc % 6 == held_face
-    if not seen:
-        g = held_face // 6
-        lo, hi = 0, gid_order.shape[0]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if gid[gid_order[mid]] < g:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < gid_order.shape[0] and gid[gid_order[lo]] == g:
-            faces[n] = 6 * gid_order[lo] + held_face % 6
-            n += 1
-    return n
+        if 6 * gid[fc // 6] + fc % 6 == held_face:
+            return -1
+    g = held_face // 6
+    lo, hi = 0, gid_order.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if gid[gid_order[mid]] < g:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < gid_order.shape[0] and gid[gid_order[lo]] == g:
+        return 6 * gid_order[lo] + held_face % 6
+    return -1
 
 
 @njit(cache=True)
@@ -865,10 +862,9 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
     deepest = 0.0
-    m = candidates.shape[1]
-    faces = np.empty(m + 1, dtype=np.int64)
-    tested = np.empty(m + 1, dtype=np.int64)
-    entered = np.empty(m + 1, dtype=np.bool_)
+    n_candidates = candidates.shape[1]
+    tested = np.empty(n_candidates + 1, dtype=np.int64)
+    entered = np.empty(n_candidates + 1, dtype=np.bool_)
     for s in range(elem.shape[0]):
         c = elem[s]
         f = face[s]
@@ -895,10 +891,15 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
         bn0 = bn1 = bn2 = 0.0
         bq0 = bq1 = 0
         n_tested = 0
-        n_faces = _faces_to_test(candidates, s, gid, gid_order, held if loaded else -1,
-                                 faces)
-        for j in range(n_faces):
-            fc = faces[j]
+        extra = _held_face(candidates, s, gid, gid_order, held) if loaded else -1
+        j = 0
+        while True:
+            fc = candidates[s, j] if j < n_candidates else -1
+            j += 1
+            if fc < 0:
+                if extra < 0:
+                    break
+                fc, extra, j = extra, -1, n_candidates
             if (_beyond(frames, fc, a0, a1, a2, tol) > 0.0
                     and _beyond(frames, fc, e0, e1, e2, tol) > 0.0):
                 continue
