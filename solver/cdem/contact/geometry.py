@@ -892,14 +892,10 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
         bq0 = bq1 = 0
         n_tested = 0
         extra = _held_face(candidates, s, gid, gid_order, held) if loaded else -1
-        j = 0
-        while True:
-            fc = candidates[s, j] if j < n_candidates else -1
-            j += 1
+        for j in range(n_candidates + 1):
+            fc = candidates[s, j] if j < n_candidates else extra
             if fc < 0:
-                if extra < 0:
-                    break
-                fc, extra, j = extra, -1, n_candidates
+                continue
             if (_beyond(frames, fc, a0, a1, a2, tol) > 0.0
                     and _beyond(frames, fc, e0, e1, e2, tol) > 0.0):
                 continue
