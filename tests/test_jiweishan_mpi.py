@@ -93,7 +93,7 @@ def test_sliding_distance_falls_with_friction_and_stops_above_critical(tmp_path)
     while loaded semi-edges lost a target that left their potential targets, 0.12 % with the
     dashpots booked the earlier way, 0.09 % before 36dc154), the others' to 1 % of theirs
     (measured 0.20 % and 0.35 %, the latter of a far smaller gravity work). Until 36dc154
-    the mass stopped after 1.2 m at 14 deg, held by the snag (README)."""
+    the mass stopped after 1.2 m at 14 deg, held by the snag (docs/jiweishan.md)."""
     comm = MPI.COMM_WORLD
     base = comm.bcast(tmp_path, root=0)
     angles = [10.0, 14.0, 24.0]
