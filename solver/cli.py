@@ -183,6 +183,7 @@ def _run(args, comm) -> int:
             status=status, started=started, solver_version=__version__,
             git_commit=commit,
             converged=status == "done" and not output.unconverged, peak_rss_mb=peak_rss,
+            **({"timing": output.timing} if output.timing is not None else {}),
             units=summ.units_of(output.results, result_units_for(case.module, "units")))
     if status == "interrupted" and not (steps or seconds) and folder.replaces_run():
         folder.discard()

@@ -40,8 +40,10 @@ class RunOutput:
     """``steps``: time steps (or integrations) done; ``results``: the case's named results
     (JSON-serialisable scalars, lists or small dicts) that go into ``summary.json``;
     ``unconverged``: one line per stage that ended without converging (the CLI warns and
-    writes ``"converged": false``)."""
+    writes ``"converged": false``); ``timing``: where the ranks' time went (on rank 0, for
+    the summary's ``timing``; None where the module does not say)."""
 
     steps: int
     results: dict[str, Any] = field(default_factory=dict)
     unconverged: list[str] = field(default_factory=list)
+    timing: dict[str, Any] | None = None

@@ -104,10 +104,13 @@ def test_summary_contract(tmp_path):
     s = run_case(CASES / "column_gravity.toml", tmp_path, "stages[0].max_steps=50")
     assert set(s) == {"case", "module", "ranks", "wall_s", "steps", "results", "status",
                       "started", "solver_version", "git_commit", "converged", "peak_rss_mb",
-                      "units"}
+                      "timing", "units"}
     assert s["module"] == "cdem" and s["case"] == "column_gravity" and s["steps"] == 50
     assert s["status"] == "done" and len(s["peak_rss_mb"]) == s["ranks"] == 1
     assert s["peak_rss_mb"][0] > 10.0                 # an interpreter with numpy holds more
+    t = s["timing"]
+    assert 0.0 < t["steps_s"][0] < s["wall_s"] and t["work_imbalance"] == 1.0
+    assert 0.0 <= t["waiting_s"][0] < t["steps_s"][0] and len(t["contact_s"]) == 1
     assert s["converged"] is False                     # the relaxation stopped at max_steps
     json.dumps(s)
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from mpi4py import MPI
 
+from conftest import CASES
 from solver.case import from_dict
 from solver.cdem.config import Config
 from solver.cdem.model import build_model, model_from_mesh
@@ -187,6 +188,38 @@ def test_work_imbalance_counts_a_slow_rank_and_not_the_others_wait(monkeypatch):
     busy = comm.allgather(loop.busy_seconds)
     assert busy[1] > 0.4 and max(busy[:1] + busy[2:]) < 0.2, busy
     assert _work_imbalance(comm, loop) > 1.5 and loop.busy_seconds == 0.0
+
+
+@pytest.mark.mpi(min_size=2)
+def test_summary_says_where_each_ranks_time_went(tmp_path, monkeypatch):
+    """summary.json's ``timing``: rank 1, 20 ms slower per step in its contact forces,
+    is the busiest by far (``work_imbalance``), the other ranks wait for it in the
+    exchanges (``waiting_s``), and every rank's steps fit in the run's wall time."""
+    import json
+
+    from solver.cdem.contact.pipeline import Contact
+    from solver.cli import main
+
+    comm = MPI.COMM_WORLD
+    out = comm.bcast(tmp_path, root=0) / "out"
+    forces = Contact.forces
+
+    def slow_on_rank_1(self):
+        if comm.rank == 1:
+            time.sleep(0.02)
+        return forces(self)
+
+    monkeypatch.setattr(Contact, "forces", slow_on_rank_1)
+    case = str(CASES / "fractured_column.toml")
+    assert main(["run", case, "--out", str(out), "--quiet", "--set", "output.vtk=false",
+                 "--set", "stages[0].max_steps=20"]) == 0
+    comm.Barrier()
+    s = json.loads((out / "summary.json").read_text())
+    t = s["timing"]
+    assert len(t["steps_s"]) == len(t["waiting_s"]) == len(t["contact_s"]) == comm.size
+    assert max(t["steps_s"]) < s["wall_s"] and t["work_imbalance"] > 1.5
+    assert t["steps_s"][1] - t["waiting_s"][1] > 0.4
+    assert min(t["waiting_s"][:1] + t["waiting_s"][2:]) > 0.3
 
 
 @pytest.mark.mpi(min_size=2)

@@ -83,6 +83,24 @@ def _work_imbalance(comm, loop: TimeLoop) -> float:
     return max(busy) / mean if mean > 0.0 else 1.0
 
 
+def _timing(comm, loop: TimeLoop) -> dict | None:
+    """Where each rank's time in the steps went, on rank 0 (collective): ``steps_s`` its
+    wall time in the steps, ``waiting_s`` the part of it in the exchanges (the neighbour
+    collectives and the step's reductions: waiting for the other ranks, and moving the
+    bytes), ``contact_s`` the part in the contact; ``work_imbalance`` the busiest rank's
+    time outside the exchanges over the mean. The step's work comes in phases between its
+    exchanges, so ranks of equal work may still wait for each other: ``waiting_s`` says how
+    much."""
+    rows = comm.gather((loop.step_seconds, loop.waiting_seconds, loop.contact_seconds), root=0)
+    if rows is None:
+        return None
+    steps, waiting, contact = (list(column) for column in zip(*rows))
+    work = [s - w for s, w in zip(steps, waiting)]
+    mean = sum(work) / len(work)
+    return {"steps_s": steps, "waiting_s": waiting, "contact_s": contact,
+            "work_imbalance": max(work) / mean if mean > 0.0 else 1.0}
+
+
 def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     """The run on one partition: its output, or None when a checkpoint asked for a new
     partition (see :func:`run`)."""
@@ -178,7 +196,8 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
         results["rebalances"] = run_state.get("rebalances", [])
     if observer is not None:
         results.update(observer.results())
-    return RunOutput(steps=loop.step, results=results, unconverged=run_state["unconverged"])
+    return RunOutput(steps=loop.step, results=results, unconverged=run_state["unconverged"],
+                     timing=_timing(comm, loop))
 
 
 class PeriodicFrames:

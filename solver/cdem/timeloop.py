@@ -257,9 +257,10 @@ class TimeLoop:
     time step, or, with ``load_tolerance`` > 0, only in steps whose unbalance ratio is below
     it (a servo that keeps a slow ramp quasi-static). ``compute_seconds`` and
     ``contact_seconds`` count this rank's wall time in the element, node and spring kernels
-    and in the contact; ``busy_seconds`` its wall time in the steps less that in the
-    exchanges (the neighbour collectives and the step's reductions), where it waits for the
-    other ranks: what a partition by work balances (solver.cdem.run).
+    and in the contact; ``step_seconds`` its wall time in the steps and ``waiting_seconds``
+    the part of it in the exchanges (the neighbour collectives and the step's reductions),
+    where it waits for the other ranks; ``busy_seconds`` the rest since the work imbalance
+    was last taken (solver.cdem.run): what a partition by work balances.
     """
 
     def __init__(self, comm, model: Model, gravity, dt: float):
@@ -280,6 +281,8 @@ class TimeLoop:
         self.compute_seconds = 0.0
         self.contact_seconds = 0.0
         self.busy_seconds = 0.0
+        self.step_seconds = 0.0
+        self.waiting_seconds = 0.0
         self.reduce_seconds = 0.0
         self.contact_rows = np.zeros(0, dtype=np.int64)
         self.clock = StageClock()
@@ -347,7 +350,10 @@ class TimeLoop:
             m.contact.set_glue(ifc.glued_neighbours(s.state, len(e)))
         end = time.perf_counter()
         self.contact_seconds += (t1 - t0) + (t3 - t2) + (t5 - t4) + (end - t6)
-        self.busy_seconds += (end - start) - (self._exchange_seconds() - exchanged)
+        waited = self._exchange_seconds() - exchanged
+        self.step_seconds += end - start
+        self.waiting_seconds += waited
+        self.busy_seconds += (end - start) - waited
         return broken
 
     def _exchange_seconds(self) -> float:
