@@ -84,8 +84,9 @@ def _work_imbalance(comm, loop: TimeLoop) -> float:
 
 
 def _timing(comm, loop: TimeLoop) -> dict | None:
-    """Where each rank's time in the steps went, on rank 0 (collective): ``steps_s`` its
-    wall time in the steps, ``waiting_s`` the part of it in the exchanges (the neighbour
+    """Where each rank's time in the steps went since the run started on this partition
+    (a restart or a rebalance starts the count again), on rank 0 (collective): ``steps_s``
+    its wall time in the steps, ``waiting_s`` the part of it in the exchanges (the neighbour
     collectives and the step's reductions: waiting for the other ranks, and moving the
     bytes), ``contact_s`` the part in the contact; ``work_imbalance`` the busiest rank's
     time outside the exchanges over the mean. The step's work comes in phases between its
