@@ -161,6 +161,21 @@ def test_piles_on_separate_ranks_exchange_no_contact_bytes():
     assert comm.allreduce(int(np.count_nonzero(contact.ss.f_n > 0))) > 0
 
 
+def _slow_contact_forces_on_rank_1(monkeypatch, comm):
+    """Rank 1 spends 20 ms more per step in its contact forces, after the contact
+    geometry, elements and springs."""
+    from solver.cdem.contact.pipeline import Contact
+
+    forces = Contact.forces
+
+    def slow_on_rank_1(self):
+        if comm.rank == 1:
+            time.sleep(0.02)
+        return forces(self)
+
+    monkeypatch.setattr(Contact, "forces", slow_on_rank_1)
+
+
 @pytest.mark.mpi(min_size=2)
 def test_work_imbalance_counts_a_slow_rank_and_not_the_others_wait(monkeypatch):
     """The measure ``--rebalance-above`` acts on: rank 1 spends 20 ms more per step in its
@@ -174,14 +189,7 @@ def test_work_imbalance_counts_a_slow_rank_and_not_the_others_wait(monkeypatch):
                                                                   op=MPI.MIN))
     g, stage = np.asarray(cfg.gravity), cfg.stages[0]
     loop.one_step(g, stage)
-    forces = type(model.contact).forces
-
-    def slow_on_rank_1(self):
-        if comm.rank == 1:
-            time.sleep(0.02)
-        return forces(self)
-
-    monkeypatch.setattr(type(model.contact), "forces", slow_on_rank_1)
+    _slow_contact_forces_on_rank_1(monkeypatch, comm)
     loop.busy_seconds = 0.0
     for _ in range(20):
         loop.one_step(g, stage)
@@ -197,19 +205,11 @@ def test_summary_says_where_each_ranks_time_went(tmp_path, monkeypatch):
     exchanges (``waiting_s``), and every rank's steps fit in the run's wall time."""
     import json
 
-    from solver.cdem.contact.pipeline import Contact
     from solver.cli import main
 
     comm = MPI.COMM_WORLD
     out = comm.bcast(tmp_path, root=0) / "out"
-    forces = Contact.forces
-
-    def slow_on_rank_1(self):
-        if comm.rank == 1:
-            time.sleep(0.02)
-        return forces(self)
-
-    monkeypatch.setattr(Contact, "forces", slow_on_rank_1)
+    _slow_contact_forces_on_rank_1(monkeypatch, comm)
     case = str(CASES / "fractured_column.toml")
     assert main(["run", case, "--out", str(out), "--quiet", "--set", "output.vtk=false",
                  "--set", "stages[0].max_steps=20"]) == 0
