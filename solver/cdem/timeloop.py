@@ -75,6 +75,7 @@ def node_step(n_own, f_int, f_slot, f_contact, mass, g, v, x, du, fixed, held_ve
     dofs. The spring force of a node is the sum of its three interface slots in slot order
     plus its contact force, ((s_0 + s_1) + s_2) + f_contact
     (solver.cdem.interface.sum_slots)."""
+    s0, s1, s2, s3, s4, s5 = sums[0], sums[1], sums[2], sums[3], sums[4], sums[5]
     for i in range(n_own):
         m = mass[i]
         for c in range(3):
@@ -84,30 +85,28 @@ def node_step(n_own, f_int, f_slot, f_contact, mass, g, v, x, du, fixed, held_ve
             force = fi + fg
             if fixed[i, c]:
                 vn = held_velocity[i, c]
-                sums[4] -= force * vn * dt
+                s4 -= force * vn * dt
             else:
-                sums[0] += abs(force)
-                sums[1] += abs(f_int[i, c]) + abs(fs) + abs(fg)
+                s0 += abs(force)
+                s1 += abs(f_int[i, c]) + abs(fs) + abs(fg)
                 vo = v[i, c]
                 fd = 0.0
                 if mode == 1:
-                    if vo > 0.0:
-                        fd = -alpha * abs(force)
-                    elif vo < 0.0:
-                        fd = alpha * abs(force)
+                    fd = -alpha * abs(force) * ((vo > 0.0) - (vo < 0.0))
                 elif mode == 2:
                     fd = -c_visc * m * vo
                 vn = vo + (force + fd) * dt_v / m
                 if mode == 1 and vo == 0.0:
                     fd = -alpha * abs(force) * np.sign(vn)
                     vn = vo + (force + fd) * dt_v / m
-                sums[2] -= fd * 0.5 * (vo + vn) * dt
+                s2 -= fd * 0.5 * (vo + vn) * dt
             v[i, c] = vn
             d = vn * dt
             du[i, c] = d
             x[i, c] += d
-            sums[3] += fg * d
-            sums[5] += 0.5 * m * vn * vn
+            s3 += fg * d
+            s5 += 0.5 * m * vn * vn
+    sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = s0, s1, s2, s3, s4, s5
 
 
 GROWTH = 100.0
