@@ -122,15 +122,21 @@ def force_end_time(beta, omega):
 @njit(cache=True, inline="always")
 def rotate_to_tangent(f0, f1, f2, n0, n1, n2):
     """A stored tangential force turned into the plane normal to the unit vector n, its
-    magnitude kept (3DEC/PFC convention; zero if it was purely normal)."""
-    old = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
+    magnitude kept (3DEC/PFC convention; zero if it was purely normal). Where removing the
+    normal part left the squared magnitude as it was (a normal part at the rounding level, as
+    in most springs of a block at rest), the rescale would multiply by exactly 1: it is left
+    out, with its two square roots and division."""
+    old2 = f0 * f0 + f1 * f1 + f2 * f2
     fn_part = f0 * n0 + f1 * n1 + f2 * n2
     f0 -= fn_part * n0
     f1 -= fn_part * n1
     f2 -= fn_part * n2
-    rot = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
+    rot2 = f0 * f0 + f1 * f1 + f2 * f2
+    if rot2 == old2:
+        return f0, f1, f2
+    rot = math.sqrt(rot2)
     if rot > 0.0:
-        s = old / rot
+        s = math.sqrt(old2) / rot
         f0 *= s
         f1 *= s
         f2 *= s
