@@ -64,7 +64,7 @@ from solver.cdem.contact.geometry import (FRAME_WIDTH, face_frames, semi_edge_ge
 from solver.cdem.contact.law import (book_carried_dashpot, contact_law, loaded_stiffness,
                                      stable_dashpot_mass)
 from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
-                                         open_rows)
+                                         open_rows, renumber_target_nodes)
 from solver.cdem.halo import Halo, Neighbours, Traffic
 from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 
@@ -223,18 +223,13 @@ class Contact:
 
     def _renumber_targets(self, renumber: np.ndarray | None, joining: int) -> None:
         """The last step's target nodes (8 c + a) of the records, on the contact elements
-        after a glue change: own ones by ``renumber`` (old -> new index), the ghosts after
-        the ``joining`` own elements more (their increments come through the old halo for
-        one step, :meth:`refresh_ghosts`)."""
+        after a glue change: own ones by ``renumber`` (old -> new index; None: no element
+        joined, nothing moves), the ghosts after the ``joining`` own elements more (their
+        increments come through the old halo for one step, :meth:`refresh_ghosts`)."""
+        if renumber is None:
+            return
         for rec in (self.ss, self.se):
-            node = rec.target_node
-            at = node >= 0
-            c = node[at] // 8
-            own = c < self.n_own
-            c_new = c + joining
-            if renumber is not None:
-                c_new[own] = renumber[c[own]]
-            node[at] = 8 * c_new + node[at] % 8
+            renumber_target_nodes(rec.target_node, self.n_own, renumber, joining)
 
     def _own_element_rows(self) -> np.ndarray:
         """The ghost-row fields (solver.cdem.contact.exchange.ghost_rows) of the own active

@@ -56,6 +56,20 @@ def open_rows(rows, n, at):
             i -= 1
 
 
+
+@njit(cache=True)
+def renumber_target_nodes(target_node, n_own, renumber, joining):
+    """Target nodes 8 c + a (-1: none) after a glue change brought ``joining`` own elements
+    in among the contact elements: an own element c < n_own becomes renumber[c] (old ->
+    new index), a ghost c >= n_own moves up to c + joining."""
+    for r in range(target_node.shape[0]):
+        for k in range(target_node.shape[1]):
+            node = target_node[r, k]
+            if node >= 0:
+                c = node // 8
+                c = renumber[c] if c < n_own else c + joining
+                target_node[r, k] = 8 * c + node % 8
+
 @dataclass
 class ContactRecords:
     """Semi-springs (kind 0) or semi-edges (kind 1) of this rank's active faces.
