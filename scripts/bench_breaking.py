@@ -2,15 +2,19 @@
 
 A column of w x w x 2w glued unit cubes (weak interfaces: tensile strength T, cohesion C)
 stands on a held slab under gravity tilted 30 deg; its interfaces break from the first
-steps on, a few dozen springs in most steps, as in the trigger and the early runout of the
-Jiweishan case. Every step that breaks a spring changes the glue (the glue table, the
-bodies, the new contact records) and the next one renews the potential targets of the
-faces set free (a partial renewal). Rank 0 prints, for the timed steps, the mean time per
-step and per part (the largest over the ranks), and the counts:
+steps on, a few dozen springs in most steps, as in the trigger of the Jiweishan case. With
+BLOCK > 0 the column is cut into separate blocks of BLOCK^3 glued cubes instead, every
+element then in contact from the first step, as in the runout of a mass that has broken
+up and goes on breaking (BLOCK 2, T 5, C 50: some 40 springs break in most steps).
 
-    mpiexec -n 2 python scripts/bench_breaking.py [W] [STEPS] [T_PA] [C_PA]
+Every step that breaks a spring changes the glue (the glue table, the bodies, the new
+contact records) and the next one renews the potential targets of the faces set free (a
+partial renewal). Rank 0 prints, for the timed steps, the mean time per step and per part
+(the largest over the ranks), and the counts:
 
-(default 24, 300, 2e3, 2e4: 28,432 elements, about 160 breaking steps). The parts are
+    mpiexec -n 2 python scripts/bench_breaking.py [W] [STEPS] [T_PA] [C_PA] [BLOCK]
+
+(default 24, 300, 2e3, 2e4, 0: 28,432 elements, about 160 breaking steps). The parts are
 timed by wrapping the pipeline's methods; they nest (a partial renewal includes its ghost
 exchange and candidate search).
 """
@@ -29,7 +33,7 @@ from solver.cdem.config import Config
 from solver.cdem.model import model_from_mesh
 from solver.cdem.timeloop import TimeLoop
 from solver.mesh.build import concatenate
-from solver.mesh.generate import box
+from solver.mesh.generate import box, separate_blocks
 from solver.mesh.hexmesh import HexMesh
 
 TILT_DEG = 30.0
@@ -38,7 +42,8 @@ PARTS = ("set_glue", "renew_fresh", "renew", "_exchange_ghosts", "_near_fresh",
          "_carried_candidates", "_node_forces")
 
 
-def breaking_column(w: int, tensile: float, cohesion: float) -> tuple[Config, HexMesh]:
+def breaking_column(w: int, tensile: float, cohesion: float,
+                    block: int = 0) -> tuple[Config, HexMesh]:
     tilt = math.radians(TILT_DEG)
     data = {"mesh": {"boxes": [{"n": [1, 1, 1], "size": [1.0, 1.0, 1.0]}]},
             "materials": [{"density": 2600.0, "youngs_modulus": 1e9, "poisson_ratio": 0.25,
@@ -50,7 +55,8 @@ def breaking_column(w: int, tensile: float, cohesion: float) -> tuple[Config, He
             "partitioner": "rcb"}
     cfg = from_dict(Config, data, "bench_breaking", "", None)
     base = box(w + 4, w + 4, 1, size=(w + 4.0, w + 4.0, 1.0), origin=(-2.0, -2.0, -1.0))
-    column = box(w, w, 2 * w, size=(w, w, 2.0 * w))
+    column = (separate_blocks(w, w, 2 * w, size=(w, w, 2.0 * w), block=block) if block
+              else box(w, w, 2 * w, size=(w, w, 2.0 * w)))
     mesh = concatenate([base, HexMesh(column.points, column.cells, column.groups + 1)],
                        {"base": 0, "column": 1})
     return cfg, mesh
@@ -68,9 +74,9 @@ def _timed(seconds: dict, obj, name: str, label: str) -> None:
     setattr(obj, name, wrapper)
 
 
-def main(w: int, steps: int, tensile: float, cohesion: float) -> None:
+def main(w: int, steps: int, tensile: float, cohesion: float, block: int) -> None:
     comm = MPI.COMM_WORLD
-    cfg, mesh = breaking_column(w, tensile, cohesion)
+    cfg, mesh = breaking_column(w, tensile, cohesion, block)
     model = model_from_mesh(comm, cfg, mesh if comm.rank == 0 else None, "bench_breaking")
     dt = 0.5 * comm.allreduce(model.dt_limit_local, op=MPI.MIN)
     loop = TimeLoop(comm, model, cfg.gravity, dt)
@@ -103,4 +109,5 @@ def main(w: int, steps: int, tensile: float, cohesion: float) -> None:
 if __name__ == "__main__":
     args = sys.argv[1:]
     main(int(args[0]) if args else 24, int(args[1]) if len(args) > 1 else 300,
-         float(args[2]) if len(args) > 2 else 2e3, float(args[3]) if len(args) > 3 else 2e4)
+         float(args[2]) if len(args) > 2 else 2e3, float(args[3]) if len(args) > 3 else 2e4,
+         int(args[4]) if len(args) > 4 else 0)

@@ -12,6 +12,7 @@ import pytest
 from solver.errors import InputError
 from solver.mesh import (box, check_hex_mesh, element_volumes, read_hex_mesh, stack,
                          tilted_slab, write_mesh)
+from solver.mesh.generate import separate_blocks
 from solver.mesh.partition import partition_elements
 from solver.mesh.topology import shared_faces
 
@@ -143,6 +144,30 @@ def test_box_structure_and_volume():
     assert abs(vol.sum() - 12.0) <= 1e-12 * 12.0
     assert np.allclose(vol, 0.5, rtol=1e-14)
     check_hex_mesh(mesh, "box")
+
+
+@pytest.mark.parametrize("block, n_points, n_glued", [
+    (1, 8 * 120, 0),                                   # every element on its own
+    (2, (3 + 3 + 2) * (3 + 3) * (3 + 3 + 3), 12 * 12 + 6 * 4),
+    (6, 6 * 5 * 7, 4 * 4 * 6 + 5 * 3 * 6 + 5 * 4 * 5)])  # one block: the box itself
+def test_separate_blocks_glue_within_a_block_only(block, n_points, n_glued):
+    """5 x 4 x 6 elements in blocks of block^3 (the blocks at the far x side one element
+    thin for block 2): the nodes and glued faces of the separate blocks, the geometry of
+    the box. For block 2: 12 full 2x2x2 blocks (12 inner faces each) and 6 of 1x2x2 (4)."""
+    mesh = separate_blocks(5, 4, 6, size=(5.0, 4.0, 6.0), block=block)
+    whole = box(5, 4, 6, size=(5.0, 4.0, 6.0))
+    assert np.array_equal(mesh.points[mesh.cells], whole.points[whole.cells])
+    assert len(mesh.points) == n_points and len(np.unique(mesh.cells)) == n_points
+    faces = shared_faces(mesh.cells)
+    assert len(faces.elem) == n_glued
+    i = np.arange(120)
+    of_block = np.stack([i % 5, (i // 5) % 4, i // 20], axis=1) // block
+    assert np.array_equal(of_block[faces.elem[:, 0]], of_block[faces.elem[:, 1]])
+
+
+def test_separate_blocks_needs_a_positive_block():
+    with pytest.raises(ValueError, match="block must be >= 1"):
+        separate_blocks(2, 2, 2, block=0)
 
 
 def test_stack_layers_share_nodes_and_are_named():

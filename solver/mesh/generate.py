@@ -67,13 +67,27 @@ def box(nx: int, ny: int, nz: int, size: Sequence[float] = (1.0, 1.0, 1.0),
 
 def separate_blocks(nx: int, ny: int, nz: int, size: Sequence[float] = (1.0, 1.0, 1.0),
                     origin: Sequence[float] = (0.0, 0.0, 0.0), groups: GroupOf | None = None,
-                    group_names: dict[int, str] | None = None) -> HexMesh:
-    """The elements of :func:`box` with 8 nodes each, shared with no neighbour: a fully
-    jointed rock mass, every face free for contact and none glued (the faces of neighbours
-    coincide)."""
+                    group_names: dict[int, str] | None = None, block: int = 1) -> HexMesh:
+    """The elements of :func:`box` in blocks of block x block x block elements (fewer at the
+    far sides where block does not divide n): the elements of a block share their nodes,
+    so the CDEM split glues them, and no node is shared between blocks, so every block
+    face is free for contact (the faces of neighbouring blocks coincide). block = 1: a
+    fully jointed rock mass, nothing glued. Nodes are numbered as they first appear, going
+    through the elements in order and each element's corners in VTK order."""
+    if block < 1:
+        raise ValueError(f"block must be >= 1, got {block}")
     mesh = box(nx, ny, nz, size=size, origin=origin, groups=groups, group_names=group_names)
-    points = mesh.points[mesh.cells].reshape(-1, 3)
-    cells = np.arange(len(points), dtype=np.int64).reshape(-1, 8)
+    element = np.arange(len(mesh.cells))
+    i, j, k = element % nx, (element // nx) % ny, element // (nx * ny)
+    bx, by = -(-nx // block), -(-ny // block)
+    of_block = i // block + bx * (j // block + by * (k // block))
+    key = (of_block[:, None] * len(mesh.points) + mesh.cells).ravel()
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    number = np.empty_like(order)
+    number[order] = np.arange(len(order))
+    points = mesh.points[mesh.cells.ravel()[first[order]]]
+    cells = number[inverse.ravel()].reshape(-1, 8).astype(np.int64)
     return HexMesh(points, cells, mesh.groups, mesh.group_names)
 
 
