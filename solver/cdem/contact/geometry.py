@@ -667,7 +667,6 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
         f = face[s]
         v = vertex[s]
         p0, p1, p2 = _semi_spring_point(x, b, f, v, alpha)
-        u0, u1, u2 = _semi_spring_point(du, b, f, v, alpha)
         n_bodies = 0
         n_inside = 0
         round_off = 2e-12 * (abs(p0) + abs(p1) + abs(p2) + 1.0)
@@ -721,6 +720,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
             share[s] = 0.0
             placed[s] = False
             continue
+        u0, u1, u2 = _semi_spring_point(du, b, f, v, alpha)
         ct = best // 6
         ft = best - 6 * ct
         xs = x if ct < n_own else gx
@@ -881,8 +881,6 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
         b = base[c]
         a0, a1, a2 = _semi_spring_point(x, b, f, v0, alpha)
         e0, e1, e2 = _semi_spring_point(x, b, f, v1, alpha)
-        da0, da1, da2 = _semi_spring_point(du, b, f, v0, alpha)
-        de0, de1, de2 = _semi_spring_point(du, b, f, v1, alpha)
         u0, u1, u2 = e0 - a0, e1 - a1, e2 - a2
         aa = u0 * u0 + u1 * u1 + u2 * u2
         best = -1
@@ -958,14 +956,17 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
                     continue
                 if not _inside_element(frames, ct, p0, p1, p2, tol):
                     continue
-                us = du if ct < n_own else gdu
-                if 4 * (6 * gid[ct] + ft) + jj != held and _edge_gap(
-                        a0 - da0, a1 - da1, a2 - da2,
-                        u0 - de0 + da0, u1 - de1 + da1, u2 - de2 + da2,
-                        xs[q0, 0] - us[q0, 0], xs[q0, 1] - us[q0, 1], xs[q0, 2] - us[q0, 2],
-                        g0 - us[q1, 0] + us[q0, 0], g1 - us[q1, 1] + us[q0, 1],
-                        g2 - us[q1, 2] + us[q0, 2], n0, n1, n2) < -tol:
-                    continue
+                if 4 * (6 * gid[ct] + ft) + jj != held:
+                    us = du if ct < n_own else gdu
+                    da0, da1, da2 = _semi_spring_point(du, b, f, v0, alpha)
+                    de0, de1, de2 = _semi_spring_point(du, b, f, v1, alpha)
+                    if _edge_gap(a0 - da0, a1 - da1, a2 - da2,
+                                 u0 - de0 + da0, u1 - de1 + da1, u2 - de2 + da2,
+                                 xs[q0, 0] - us[q0, 0], xs[q0, 1] - us[q0, 1],
+                                 xs[q0, 2] - us[q0, 2], g0 - us[q1, 0] + us[q0, 0],
+                                 g1 - us[q1, 1] + us[q0, 1], g2 - us[q1, 2] + us[q0, 2],
+                                 n0, n1, n2) < -tol:
+                        continue
                 best, best_d = 4 * fc + jj, d
                 bs, bt = ps, pt
                 bn0, bn1, bn2 = n0, n1, n2
