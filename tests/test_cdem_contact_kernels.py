@@ -165,6 +165,29 @@ def test_faces_near_boxes_over_faces_and_boxes_of_sizes_a_thousand_fold_apart():
     np.testing.assert_array_equal(near, np.nonzero((distance <= 0.3).any(axis=1))[0])
 
 
+@pytest.mark.parametrize("corner", [0.0, 3.4])
+def test_faces_and_boxes_far_from_all_boxes_are_left_out_exactly(corner):
+    """Boxes in one corner of the faces' extent (the cut between two ranks): the faces and
+    element boxes beyond reach of the box holding them all are passed over at once, and
+    the answers are still those of the test of every pair."""
+    margin = 0.2
+    centre, radius = _spheres(60)
+    lo = corner + RNG.random((12, 3)) * 0.5
+    boxes = np.hstack([lo, lo + RNG.random((12, 3)) * 0.3])
+    near = faces_near_boxes(centre, radius, len(radius), boxes, np.array([0, 7, 12]), margin)
+    for i, (a, b) in enumerate([(0, 7), (7, 12)]):
+        expected = _faces_reaching(centre, radius, boxes[a:b], margin)
+        np.testing.assert_array_equal(np.nonzero(near[i])[0], expected)
+        assert 0 < len(expected) < 30
+    elem_lo = RNG.random((200, 3)) * 4.0
+    elem_hi = elem_lo + 0.2
+    gap = np.maximum(0, np.maximum(boxes[None, :, :3] - elem_hi[:, None],
+                                   elem_lo[:, None] - boxes[None, :, 3:]))
+    expected = np.nonzero((np.linalg.norm(gap, axis=2) <= 0.4).any(axis=1))[0]
+    np.testing.assert_array_equal(boxes_within(elem_lo, elem_hi, boxes, 0.4), expected)
+    assert 0 < len(expected) < 100
+
+
 @pytest.mark.parametrize("arrival", ["shuffled", "own in order, received shuffled"])
 def test_ordered_sums_add_every_rows_shares_in_key_order(arrival):
     """Every row's shares summed in key order, (0 + v_1) + v_2 ..., to the last bit: shares
