@@ -162,6 +162,7 @@ class Contact:
         self.shares = ShareBuffers(8 * len(own.gid))
         self.ss = None
         self.se = None
+        self.candidate_store = np.zeros((0, N_CANDIDATES), dtype=np.int64)
         self.x_renewal = None
         self.pending = None
         self.glued = None
@@ -387,7 +388,7 @@ class Contact:
         self._face_frames(x)
         centre, radius = self._face_spheres(x)
         points = self.semi_spring_positions(x)
-        self.candidates = np.empty((len(self.ss), N_CANDIDATES), dtype=np.int64)
+        self.candidates = self._candidate_rows(len(self.ss))
         self.checks += find_candidates(points, self.ss.elem, self.glued[self.own_active],
                                        centre, radius, self.frames, self.gid, self.p.margin,
                                        self.candidates)
@@ -468,14 +469,29 @@ class Contact:
 
     def _carried_candidates(self) -> np.ndarray:
         """The potential targets kept across a glue change, as faces of the contact
-        elements now here (every one must be an own or ghost element here); none for the
-        records of the faces that turned active."""
+        elements now here (every one must be an own or ghost element here), mapped in
+        place; none for the records of the faces that turned active."""
         faces, gid = self.pending
         mapped, _ = local_faces(6 * gid[:, None], self.gid)
-        out = np.full((len(self.ss), N_CANDIDATES), -1, dtype=np.int64)
-        if not carried_faces(faces, np.where(mapped >= 0, mapped // 6, -1).ravel(), out):
+        out = self._candidate_rows(len(self.ss))
+        kept = out[:len(faces)]
+        if not np.may_share_memory(kept, faces):
+            kept[:] = faces
+        if not carried_faces(kept, np.where(mapped >= 0, mapped // 6, -1).ravel(), kept):
             raise RuntimeError("a kept potential target has no ghost here")
+        out[len(faces):] = -1
         return out
+
+    def _candidate_rows(self, n: int) -> np.ndarray:
+        """The first n rows of the potential targets' array, which keeps room to spare and
+        its rows: it grows by a quarter when it runs out (a fresh array of millions of rows
+        at each partial renewal costs its page faults)."""
+        store = self.candidate_store
+        if len(store) < n:
+            grown = np.empty((n + n // 4, N_CANDIDATES), dtype=np.int64)
+            grown[:len(store)] = store
+            self.candidate_store = store = grown
+        return store[:n]
 
     def _exchange_ghosts(self, x: np.ndarray, du: np.ndarray, margin: float) -> None:
         """Ghost elements from the neighbours: those with a face within ``margin`` of this
@@ -641,7 +657,7 @@ class Contact:
 
     def nbytes(self) -> int:
         """Bytes of the arrays the contact holds (records, candidates, contact elements)."""
-        arrays = [self.candidates, self.gid, self.active, self.base, self.gx, self.gdu,
+        arrays = [self.candidate_store, self.gid, self.active, self.base, self.gx, self.gdu,
                   self.frames, self.centroid, self.glued, self.node_mass, self.omega,
                   self.body_of, self.body_labels, self.body_mass, self.body_sum]
         return self.ss.nbytes() + self.se.nbytes() + int(sum(a.nbytes for a in arrays))
