@@ -11,7 +11,7 @@ from solver.cdem.contact.geometry import (FRAME_WIDTH, _bilinear_projection, _fa
                                           _nearest_face, face_frames, semi_edge_geometry,
                                           semi_spring_geometry)
 from solver.cdem.contact.law import book_carried_dashpot, contact_law
-from solver.cdem.contact.records import N_CANDIDATES
+from solver.cdem.contact.records import N_CANDIDATES, renumber_target_nodes
 from solver.contact_laws.laws import OPEN, STICK
 from solver.mesh.topology import FACES
 
@@ -186,6 +186,17 @@ def test_faces_and_boxes_far_from_all_boxes_are_left_out_exactly(corner):
     expected = np.nonzero((np.linalg.norm(gap, axis=2) <= 0.4).any(axis=1))[0]
     np.testing.assert_array_equal(boxes_within(elem_lo, elem_hi, boxes, 0.4), expected)
     assert 0 < len(expected) < 100
+
+
+def test_target_nodes_follow_their_elements_when_own_elements_join():
+    """Three own contact elements, two of them joined by two more (new indices 0, 2, 4 ->
+    renumber 0 -> 0, 1 -> 2, 2 -> 4) and two ghosts after them (3, 4 -> 5, 6): every node
+    8 c + a keeps its a, an unused slot stays -1."""
+    nodes = np.array([[8 * 0 + 3, 8 * 1 + 7, -1, -1],
+                      [8 * 2 + 0, 8 * 3 + 5, 8 * 4 + 1, -1]])
+    renumber_target_nodes(nodes, 3, np.array([0, 2, 4]), 2)
+    np.testing.assert_array_equal(nodes, [[8 * 0 + 3, 8 * 2 + 7, -1, -1],
+                                          [8 * 4 + 0, 8 * 5 + 5, 8 * 6 + 1, -1]])
 
 
 @pytest.mark.parametrize("arrival", ["shuffled", "own in order, received shuffled"])

@@ -56,7 +56,6 @@ def open_rows(rows, n, at):
             i -= 1
 
 
-
 @njit(cache=True)
 def renumber_target_nodes(target_node, n_own, renumber, joining):
     """Target nodes 8 c + a (-1: none) after a glue change brought ``joining`` own elements
@@ -69,6 +68,7 @@ def renumber_target_nodes(target_node, n_own, renumber, joining):
                 c = node // 8
                 c = renumber[c] if c < n_own else c + joining
                 target_node[r, k] = 8 * c + node % 8
+
 
 @dataclass
 class ContactRecords:
