@@ -132,17 +132,24 @@ def box_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sqrt((gap ** 2).sum(axis=2))
 
 
+@njit(cache=True, inline="always")
+def _holding_box(boxes):
+    """(lo, hi) of the box that holds all the ``boxes`` (m, 6: lo, hi)."""
+    lo = np.full(3, np.inf)
+    hi = np.full(3, -np.inf)
+    for j in range(boxes.shape[0]):
+        for k in range(3):
+            lo[k] = min(lo[k], boxes[j, k])
+            hi[k] = max(hi[k], boxes[j, 3 + k])
+    return lo, hi
+
+
 @njit(cache=True)
 def boxes_within(lo, hi, boxes, reach):
     """Indices of the boxes lo, hi (n, 3) within ``reach`` of any of ``boxes`` (m, 6).
     A box farther than ``reach`` from the box that holds them all is passed over at once."""
     out = np.zeros(lo.shape[0], dtype=np.bool_)
-    all_lo = np.full(3, np.inf)
-    all_hi = np.full(3, -np.inf)
-    for j in range(boxes.shape[0]):
-        for k in range(3):
-            all_lo[k] = min(all_lo[k], boxes[j, k])
-            all_hi[k] = max(all_hi[k], boxes[j, 3 + k])
+    all_lo, all_hi = _holding_box(boxes)
     for i in range(lo.shape[0]):
         d2 = 0.0
         for k in range(3):
@@ -222,12 +229,7 @@ def _within_reach(centre, radius, margin, boxes):
     """The face radii (radius < 0: inactive), with -1 for the faces whose sphere, inflated
     by the margin, does not reach the box that holds all the ``boxes`` (m, 6): those
     faces can reach none of them, and stay off the grids."""
-    lo = np.full(3, np.inf)
-    hi = np.full(3, -np.inf)
-    for j in range(boxes.shape[0]):
-        for k in range(3):
-            lo[k] = min(lo[k], boxes[j, k])
-            hi[k] = max(hi[k], boxes[j, 3 + k])
+    lo, hi = _holding_box(boxes)
     out = radius.copy()
     for q in range(radius.shape[0]):
         if radius[q] < 0.0:
