@@ -64,7 +64,7 @@ from solver.cdem.contact.geometry import (FRAME_WIDTH, face_frames, semi_edge_ge
 from solver.cdem.contact.law import (book_carried_dashpot, contact_law, loaded_stiffness,
                                      stable_dashpot_mass)
 from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
-                                         open_rows, renumber_target_nodes)
+                                         GrowingRows, open_rows, renumber_target_nodes)
 from solver.cdem.halo import Halo, Neighbours, Traffic
 from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 
@@ -162,7 +162,9 @@ class Contact:
         self.shares = ShareBuffers(8 * len(own.gid))
         self.ss = None
         self.se = None
-        self.candidate_store = np.zeros((0, N_CANDIDATES), dtype=np.int64)
+        self.scratch = {"candidates": GrowingRows((N_CANDIDATES,), np.int64),
+                        "frames": GrowingRows((FRAME_WIDTH,)), "centroid": GrowingRows((3,)),
+                        "centre": GrowingRows((3,)), "radius": GrowingRows()}
         self.x_renewal = None
         self.pending = None
         self.glued = None
@@ -257,8 +259,8 @@ class Contact:
         self.base = np.concatenate([8 * own, 8 * np.arange(len(ghosts.gid))]).astype(np.int64)
         self.gx = np.ascontiguousarray(ghosts.x)
         self.gdu = np.zeros_like(self.gx)
-        self.frames = np.zeros((6 * len(self.gid), FRAME_WIDTH))
-        self.centroid = np.zeros((len(self.gid), 3))
+        self.frames = self.scratch["frames"].rows(6 * len(self.gid))
+        self.centroid = self.scratch["centroid"].rows(len(self.gid))
         label = np.concatenate([mine[:, 1], ghosts.label]).astype(np.int64)
         owner = np.concatenate([mine[:, 2], ghosts.owner]).astype(np.int64)
         self.node_mass = np.concatenate([mine[:, 4], ghosts.node_mass])
@@ -388,7 +390,7 @@ class Contact:
         self._face_frames(x)
         centre, radius = self._face_spheres(x)
         points = self.semi_spring_positions(x)
-        self.candidates = self._candidate_rows(len(self.ss))
+        self.candidates = self.scratch["candidates"].rows(len(self.ss))
         self.checks += find_candidates(points, self.ss.elem, self.glued[self.own_active],
                                        centre, radius, self.frames, self.gid, self.p.margin,
                                        self.candidates)
@@ -448,8 +450,8 @@ class Contact:
 
     def _face_spheres(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Face spheres (centre, radius; -1 inactive) of the contact elements."""
-        centre = np.zeros((6 * len(self.gid), 3))
-        radius = np.zeros(6 * len(self.gid))
+        centre = self.scratch["centre"].rows(6 * len(self.gid))
+        radius = self.scratch["radius"].rows(6 * len(self.gid))
         face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
         return centre, radius
 
@@ -473,7 +475,7 @@ class Contact:
         place; none for the records of the faces that turned active."""
         faces, gid = self.pending
         mapped, _ = local_faces(6 * gid[:, None], self.gid)
-        out = self._candidate_rows(len(self.ss))
+        out = self.scratch["candidates"].rows(len(self.ss))
         kept = out[:len(faces)]
         if not np.may_share_memory(kept, faces):
             kept[:] = faces
@@ -481,17 +483,6 @@ class Contact:
             raise RuntimeError("a kept potential target has no ghost here")
         out[len(faces):] = -1
         return out
-
-    def _candidate_rows(self, n: int) -> np.ndarray:
-        """The first n rows of the potential targets' array, which keeps room to spare and
-        its rows: it grows by a quarter when it runs out (a fresh array of millions of rows
-        at each partial renewal costs its page faults)."""
-        store = self.candidate_store
-        if len(store) < n:
-            grown = np.empty((n + n // 4, N_CANDIDATES), dtype=np.int64)
-            grown[:len(store)] = store
-            self.candidate_store = store = grown
-        return store[:n]
 
     def _exchange_ghosts(self, x: np.ndarray, du: np.ndarray, margin: float) -> None:
         """Ghost elements from the neighbours: those with a face within ``margin`` of this
@@ -524,8 +515,8 @@ class Contact:
     def _ghosts_for_neighbours(self, x: np.ndarray, margin: float) -> list[np.ndarray]:
         """The neighbour ranks (renewed), and for each the own active elements (indices)
         it needs as ghosts: the two levels of solver.cdem.contact.detect."""
-        centre = np.zeros((6 * self.n_own, 3))
-        radius = np.zeros(6 * self.n_own)
+        centre = self.scratch["centre"].rows(6 * self.n_own)
+        radius = self.scratch["radius"].rows(6 * self.n_own)
         face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
         lo, hi = element_boxes(x, self.base, self.n_own)
         boxes = surface_boxes(lo, hi)
@@ -657,7 +648,7 @@ class Contact:
 
     def nbytes(self) -> int:
         """Bytes of the arrays the contact holds (records, candidates, contact elements)."""
-        arrays = [self.candidate_store, self.gid, self.active, self.base, self.gx, self.gdu,
-                  self.frames, self.centroid, self.glued, self.node_mass, self.omega,
+        arrays = [*(rows.store for rows in self.scratch.values()), self.gid, self.active,
+                  self.base, self.gx, self.gdu, self.glued, self.node_mass, self.omega,
                   self.body_of, self.body_labels, self.body_mass, self.body_sum]
         return self.ss.nbytes() + self.se.nbytes() + int(sum(a.nbytes for a in arrays))

@@ -70,6 +70,25 @@ def renumber_target_nodes(target_node, n_own, renumber, joining):
                 target_node[r, k] = 8 * c + node % 8
 
 
+
+class GrowingRows:
+    """The first n rows of an array asked for again and again, n changing a little each
+    time (the contact elements' face frames, their potential targets): the array keeps
+    room to spare and its rows, and grows by a quarter when it runs out. A fresh array at
+    every step that breaks springs pays its page faults each time: 5.3 ms to make and fill
+    50 MB, against 1.3 ms to fill it again."""
+
+    def __init__(self, tail: tuple = (), dtype=float):
+        self.store = np.zeros((0,) + tail, dtype=dtype)
+
+    def rows(self, n: int) -> np.ndarray:
+        """Rows 0..n-1, those asked for before with their values, the others unset."""
+        if len(self.store) < n:
+            grown = np.empty((n + n // 4,) + self.store.shape[1:], dtype=self.store.dtype)
+            grown[:len(self.store)] = self.store
+            self.store = grown
+        return self.store[:n]
+
 @dataclass
 class ContactRecords:
     """Semi-springs (kind 0) or semi-edges (kind 1) of this rank's active faces.
