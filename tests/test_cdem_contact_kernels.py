@@ -11,7 +11,7 @@ from solver.cdem.contact.geometry import (FRAME_WIDTH, _bilinear_projection, _fa
                                           _nearest_face, face_frames, semi_edge_geometry,
                                           semi_spring_geometry)
 from solver.cdem.contact.law import book_carried_dashpot, contact_law
-from solver.cdem.contact.records import N_CANDIDATES, renumber_target_nodes
+from solver.cdem.contact.records import N_CANDIDATES, GrowingRows, renumber_target_nodes
 from solver.contact_laws.laws import OPEN, STICK
 from solver.mesh.topology import FACES
 
@@ -186,6 +186,20 @@ def test_faces_and_boxes_far_from_all_boxes_are_left_out_exactly(corner):
     expected = np.nonzero((np.linalg.norm(gap, axis=2) <= 0.4).any(axis=1))[0]
     np.testing.assert_array_equal(boxes_within(elem_lo, elem_hi, boxes, 0.4), expected)
     assert 0 < len(expected) < 100
+
+
+def test_growing_rows_keep_their_values_and_their_array():
+    """Rows asked for again keep their values, in the same array while it has room; it
+    grows by a quarter, keeping them, when it runs out."""
+    rows = GrowingRows((2,), np.int64)
+    first = rows.rows(8)                                  # room for 8 + 8 // 4 = 10
+    first[:] = np.arange(16).reshape(8, 2)
+    fewer, all_ten = rows.rows(5), rows.rows(10)
+    assert np.shares_memory(first, fewer) and np.shares_memory(first, all_ten)
+    assert fewer.shape == (5, 2) and len(rows.store) == 10
+    more = rows.rows(11)                                  # room for 11 + 2 = 13
+    assert not np.shares_memory(first, more) and len(rows.store) == 13
+    np.testing.assert_array_equal(more[:8], np.arange(16).reshape(8, 2))
 
 
 def test_target_nodes_follow_their_elements_when_own_elements_join():
