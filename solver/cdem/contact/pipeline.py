@@ -214,11 +214,12 @@ class Contact:
         self.fresh = np.zeros_like(active)
         if self.x_renewal is not None:
             self.pending = (self.candidates, self.gid)
-            x_renewal = np.empty((len(self.own_active), 24))
-            x_renewal[:len(old_active)] = self.x_renewal.reshape(-1, 24)
-            open_rows(x_renewal, len(old_active), at_elem)
-            x_renewal[at_elem + np.arange(len(joining))] = np.nan
-            self.x_renewal = x_renewal.reshape(-1, 3)
+            if len(joining):
+                x_renewal = np.empty((len(self.own_active), 24))
+                x_renewal[:len(old_active)] = self.x_renewal.reshape(-1, 24)
+                open_rows(x_renewal, len(old_active), at_elem)
+                x_renewal[at_elem + np.arange(len(joining))] = np.nan
+                self.x_renewal = x_renewal.reshape(-1, 3)
             self.fresh[elem_new] = active[elem_new]
         self.candidates = np.zeros((0, N_CANDIDATES), dtype=np.int64)
         self.carry_halo, self.carry_gdu = self.ghost_halo, np.zeros_like(self.gdu)
