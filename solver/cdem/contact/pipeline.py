@@ -249,7 +249,9 @@ class Contact:
         self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
 
     def _set_elements(self, ghosts: GhostElements) -> None:
-        """Contact elements: own active ones, then the ghosts; the bodies they belong to."""
+        """Contact elements: own active ones, then the ghosts; the bodies they belong to.
+        Their face frames and centroids are left unset, in the scratch arrays, until
+        :meth:`_face_frames`, which every renewal and step runs before reading them."""
         own = self.own_active
         self.n_own = len(own)
         mine = self.own_rows
@@ -450,7 +452,9 @@ class Contact:
         face_frames(x, self.gx, self.base, self.n_own, self.frames, self.centroid)
 
     def _face_spheres(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Face spheres (centre, radius; -1 inactive) of the contact elements."""
+        """Face spheres (centre, radius; -1 inactive) of the contact elements, in the
+        scratch arrays (the next call overwrites them; an inactive face's centre is left
+        unset)."""
         centre = self.scratch["centre"].rows(6 * len(self.gid))
         radius = self.scratch["radius"].rows(6 * len(self.gid))
         face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
