@@ -74,13 +74,18 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     return output
 
 
+def _imbalance(work: list[float]) -> float:
+    """The largest of the ranks' work over their mean (1 where none worked)."""
+    mean = sum(work) / len(work)
+    return max(work) / mean if mean > 0.0 else 1.0
+
+
 def _work_imbalance(comm, loop: TimeLoop) -> float:
     """The busiest rank's wall time in its steps outside the exchanges (``busy_seconds``)
     over the mean of all ranks, since the last call (collective)."""
     busy = comm.allgather(loop.busy_seconds)
     loop.busy_seconds = 0.0
-    mean = sum(busy) / len(busy)
-    return max(busy) / mean if mean > 0.0 else 1.0
+    return _imbalance(busy)
 
 
 def _timing(comm, loop: TimeLoop) -> dict | None:
@@ -96,10 +101,8 @@ def _timing(comm, loop: TimeLoop) -> dict | None:
     if rows is None:
         return None
     steps, waiting, contact = (list(column) for column in zip(*rows))
-    work = [s - w for s, w in zip(steps, waiting)]
-    mean = sum(work) / len(work)
     return {"steps_s": steps, "waiting_s": waiting, "contact_s": contact,
-            "work_imbalance": max(work) / mean if mean > 0.0 else 1.0}
+            "work_imbalance": _imbalance([s - w for s, w in zip(steps, waiting)])}
 
 
 def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
