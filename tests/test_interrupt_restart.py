@@ -142,8 +142,12 @@ def test_a_diverging_run_stops_at_once_with_exit_3(tmp_path, capsys, monkeypatch
     """Three times the stable step: the column's highest mode grows by a large factor per
     step; the guard stops the run at the step the state stops being finite, or earlier."""
     from solver.cdem import run as cdem_run
-    monkeypatch.setattr(cdem_run, "time_steps", lambda cfg, limits, where: [
-        3.0 * limit for limit in limits])
+
+    class ThreeTimes(cdem_run.StepControl):
+        def step(self, damping):
+            return 3.0 * super().step(damping)
+
+    monkeypatch.setattr(cdem_run, "StepControl", ThreeTimes)
     code = main(["run", str(CASES / "column_gravity.toml"), "--out", str(tmp_path), "--quiet"])
     lines = capsys.readouterr().err.strip().splitlines()
     summary = json.loads((tmp_path / "summary.json").read_text())

@@ -144,7 +144,7 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
     s.u_n[:], s.f_s[:], s.state[:] = springs["u_n"], springs["f_s"], springs["state"]
     if m.contact is not None:
         c = m.contact
-        c.set_glue(m.interfaces.glued_neighbours(s.state, len(e)))
+        loop.set_glue(m.interfaces.glued_neighbours(s.state, len(e)))
         fields = ["target", "f_t", "dashpot", "f_n", "status"]
         ss_fields = ["candidates", "share", "placed", "offset", "overlap", "normal"]
         tables = {"semi_springs": files.read_table(path, ranks, "semi_springs", c.ss.key,

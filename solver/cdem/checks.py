@@ -25,7 +25,8 @@ import numpy as np
 
 from solver.cdem.config import Config
 from solver.cdem.hex8 import thinnest_height
-from solver.cdem.model import MaterialTable, element_frequency, group_ids, spring_stiffness
+from solver.cdem.model import MaterialTable, group_ids, spring_stiffness
+from solver.cdem.stable_step import element_frequency
 from solver.errors import InputError
 from solver.mesh.distribute import whole
 from solver.mesh.hexmesh import HexMesh

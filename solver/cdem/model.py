@@ -9,19 +9,22 @@ mesh.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from dataclasses import dataclass
 
 import numpy as np
+from mpi4py import MPI
 
 from solver.cdem.bodies import GluedBodies, exact_grid, on_grid
 from solver.cdem.config import Config, Material
 from solver.cdem.constitutive import MODELS, lame
 from solver.cdem.contact import Contact, ContactElements, ContactParams
 from solver.cdem.halo import Halo, Neighbours
-from solver.cdem.hex8 import element_volumes, lumped_masses, thinnest_height
+from solver.cdem.hex8 import element_volumes, lumped_masses
 from solver.cdem.interface import INTACT, SLOT, glue_table, glued_faces
+from solver.cdem.stable_step import StepBound, element_frequency
 from solver.cdem.state import Elements, InterfaceSprings, Nodes, StrengthRamp
 from solver.errors import InputError
 from solver.mesh.distribute import MeshPart, distribute
@@ -113,7 +116,10 @@ class Interfaces:
 
 @dataclass
 class Model:
-    """One rank's model: nodes, elements, interface springs and their exchanges, contact."""
+    """One rank's model: nodes, elements, interface springs and their exchanges, contact;
+    the stable-step bound of its elements and their faces active at the start (n_el, 6;
+    solver.cdem.stable_step), and the stable step of each stage with every spring glued and
+    the contact on every element with a face that can open (``stage_dt_limits_local``)."""
 
     nodes: Nodes
     elements: Elements
@@ -121,13 +127,16 @@ class Model:
     interfaces: Interfaces
     contact: Contact | None
     strength_ramp: StrengthRamp | None
+    step_bound: StepBound
+    active_faces: np.ndarray
     stage_dt_limits_local: tuple[float, ...]
     n_cells_global: int
     n_faces_global: int
 
     @property
     def dt_limit_local(self) -> float:
-        """The smallest stable step of this rank's elements over the stages [s]."""
+        """The smallest stable step of this rank's elements over the stages, with every
+        spring glued and the contact on every element with a face that can open [s]."""
         return min(self.stage_dt_limits_local)
 
     def nbytes(self) -> int:
@@ -233,62 +242,6 @@ def _check_weakening(pair, mats: MaterialTable, part: MeshPart, where: str) -> N
                              "a finite value")
 
 
-def critical_step(omega: np.ndarray, zeta: np.ndarray, alpha: float = 0.0,
-                  c: float = 0.0) -> np.ndarray:
-    """Largest stable central-difference step of an oscillator of circular frequency omega
-    with dashpot damping ratio zeta, under Cundall local damping alpha and mass-proportional
-    damping c [1/s] (the time loop's ``local`` and ``viscous`` modes).
-
-    Damping taken with the last half-step velocity (dashpots, mass-proportional damping)
-    is stable for dt <= (2 / omega) (sqrt(1 + zeta^2) - zeta) (Belytschko et al. 2000,
-    section 6.2), here with zeta + c / (2 omega).
-
-    Local damping (Cundall 1987), F_d = -alpha |F| sign(v^{n-1/2}), scales the force by
-    1 - alpha where v has the sign of F and by 1 + alpha where it opposes F. In the mode
-    that sets the step limit, x_n = (-1)^n X, v^{n-1/2} = 2 (-1)^n X / dt always opposes
-    F_n = -k x_n, so the scheme integrates m a = (1 + alpha) F in every step and grows once
-    (1 + alpha) omega^2 dt^2 > 4; with several dofs, M^-1 diag(1 +- alpha) K has no
-    eigenvalue above (1 + alpha) times the largest of M^-1 K. So omega and the dashpot
-    force grow by sqrt(1 + alpha) and 1 + alpha: omega' = sqrt(1 + alpha) omega,
-    zeta' = sqrt(1 + alpha) zeta (derived here; tests/test_stable_step.py checks the limit
-    on the time loop's own kernel)."""
-    omega = np.sqrt(1.0 + alpha) * omega
-    zeta = np.sqrt(1.0 + alpha) * zeta + c / (2.0 * omega)
-    return 2.0 / (omega * (np.hypot(1.0, zeta) + zeta))
-
-
-def element_frequency(density: np.ndarray, lam: np.ndarray, mu: np.ndarray,
-                      x_el: np.ndarray) -> np.ndarray:
-    """Largest circular frequency of each element alone (n_el,), with its lumped masses:
-    omega^2 = 4 max(3K, 2G) / (rho h^2), max(3K, 2G) the largest eigenvalue of the elastic
-    [D] (3K = 3 lam + 2 mu), h = solver.cdem.hex8.thinnest_height. For a cube it is the
-    largest eigenvalue of the element's stiffness over its masses (the volumetric mode for
-    nu >= 0, a shear mode below); boxes, parallelepipeds and distorted elements stay below
-    it (tests/test_stable_step.py). The p-wave estimate 2 c_p / h falls short of it by up to
-    sqrt(3) (nu -> 0.5)."""
-    modulus = np.maximum(3.0 * lam + 2.0 * mu, 2.0 * mu)
-    return 2.0 * np.sqrt(modulus / density) / thinnest_height(x_el)
-
-
-def node_frequency(density, lam, mu, x_el: np.ndarray, mass: np.ndarray,
-                   k_node: np.ndarray) -> np.ndarray:
-    """Bound of the highest frequency at every node (8 n_el,):
-    omega^2 = omega_el^2 + 2 k_node / m_node, the element's own largest frequency
-    (:func:`element_frequency`) plus the Gershgorin bound of the springs at the node, k_node
-    the spring (and contact) stiffness the node may carry."""
-    omega_el = element_frequency(density, lam, mu, x_el)
-    return np.sqrt(np.repeat(omega_el ** 2, 8) + 2.0 * k_node / mass)
-
-
-def stable_dt(density, lam, mu, x_el: np.ndarray, mass: np.ndarray, k_node: np.ndarray,
-              zeta_node: np.ndarray, damping=(0.0, 0.0)) -> np.ndarray:
-    """Stable central-difference step per element (n_el,), bound per node: omega its
-    :func:`node_frequency` and zeta_node the damping ratio of its contact dashpots, under a
-    stage's ``damping`` pair (Cundall local alpha, mass-proportional c; :func:`critical_step`)."""
-    omega = node_frequency(density, lam, mu, x_el, mass, k_node)
-    return critical_step(omega, zeta_node, *damping).reshape(-1, 8).min(axis=1)
-
-
 def _interfaces(comm, part: MeshPart, n_own: int):
     """Spring node rows and slots, ghost rows and the neighbour exchanges (see
     :class:`Interfaces`)."""
@@ -338,18 +291,24 @@ def _interfaces(comm, part: MeshPart, n_own: int):
     return interfaces, owned, node_i, node_j, slot[owned, 0], slot[owned, 1], len(ghost_gids)
 
 
-def node_spring_stiffness(part: MeshPart, spring_k: np.ndarray, rank: int) -> np.ndarray:
-    """Spring stiffness a node carries, summed over its slots (8 n_el,): every spring at my
-    nodes, mine or owned by another rank, in the same order on any partition."""
+def _moving_nodes(comm, fixed: np.ndarray) -> np.ndarray:
+    """The nodes (n_el, 8) that bound the stable step: those not held in all three
+    directions, or all where none of the model's nodes moves (collective)."""
+    moving = ~fixed.all(axis=1).reshape(-1, 8)
+    return moving if comm.allreduce(bool(moving.any()), op=MPI.LOR) else ~moving
+
+
+def face_spring_stiffness(part: MeshPart, spring_k: np.ndarray, rank: int) -> np.ndarray:
+    """The interface spring stiffness each node of each face of my elements carries (n_el,
+    6) [N/m]: that of the shared face's springs (``spring_k``, per shared face), mine or
+    owned by another rank; 0 for a face shared with no element."""
     f = part.faces
-    k_slot = np.zeros((8 * part.n_el, 3))
+    out = np.zeros((part.n_el, 6))
     for side in (0, 1):
         here = f.owner[:, side] == rank
-        local = np.searchsorted(part.elem_gid, f.elem[here, side])
-        rows = 8 * local[:, None] + f.local_nodes[here, side]
-        k_slot[rows, SLOT[f.local_nodes[here, side], f.local_face[here, side][:, None]]] = \
-            spring_k[here][:, None]
-    return (k_slot[:, 0] + k_slot[:, 1]) + k_slot[:, 2]
+        out[np.searchsorted(part.elem_gid, f.elem[here, side]), f.local_face[here, side]] = \
+            spring_k[here]
+    return out
 
 
 def own_weight_depth(density: np.ndarray, volumes: np.ndarray, face_area: np.ndarray,
@@ -391,15 +350,17 @@ def _warn_soft_contact(comm, depth: np.ndarray, limit: np.ndarray, where: str) -
 
 def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np.ndarray,
              mass: np.ndarray, fixed: np.ndarray, interfaces: Interfaces, state: np.ndarray,
-             tensile: np.ndarray, cohesion: np.ndarray, k_node: np.ndarray,
-             where: str) -> tuple[Contact, np.ndarray, np.ndarray]:
-    """The contact of this rank's elements, with the node stiffness ``k_node`` plus that
-    of the contact-capable elements (a boundary or a breakable face) and their nodes'
-    dashpot damping ratio, for the stable step. The search tolerance and margin scale with
-    the median face size of the capable elements; the dashpot masses come from the glued
-    bodies (solver.cdem.bodies) and are capped at the element's stable share under the
-    stage's step and damping (solver.cdem.contact.law). Warns where an element's own weight
-    sinks it deeper than the semi-spring model takes (own_weight_depth)."""
+             tensile: np.ndarray, cohesion: np.ndarray, bound: StepBound,
+             where: str) -> tuple[Contact, StepBound, np.ndarray]:
+    """The contact of this rank's elements, the stable-step bound with the contact's
+    stiffness and dashpots on the elements with a face that can open (a free one, or one
+    glued by breakable springs; solver.cdem.stable_step), and the faces active at the start
+    (n_el, 6).
+    The search tolerance and margin scale with the median face size of the elements with
+    such a face; the dashpot masses come from the glued bodies (solver.cdem.bodies) and are
+    capped at the element's stable share under the stage's step and damping
+    (solver.cdem.contact.law). Warns where an element's own weight sinks it deeper than the
+    semi-spring model takes (own_weight_depth)."""
     c = cfg.contact
     row = mats.row(part.groups)
     face_area = face_areas(part.coords[:, FACES].reshape(-1, 4, 3)).reshape(-1, 6)
@@ -409,19 +370,17 @@ def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np
     k_t = (np.full(h.shape, c.shear_stiffness) if c.shear_stiffness > 0
            else c.stiffness_factor * mats.mu[row][:, None] / h)
     glued = interfaces.glued_neighbours(state, part.n_el)
+    active = glued < 0
     breakable = ~(np.isinf(tensile) & np.isinf(cohesion))
-    capable = (glued < 0).any(axis=1)
+    capable = active.any(axis=1)
     f = part.faces
     for side in (0, 1):
         here = (f.owner[:, side] == comm.rank) & breakable
         capable[np.searchsorted(part.elem_gid, f.elem[here, side])] = True
     params = ContactParams.from_config(c, global_median(comm, np.sqrt(face_area[capable])
                                                         .ravel()))
-    k_node = k_node + np.repeat(np.where(capable, ContactElements.stable_stiffness(
-        k_n, k_t, face_area), 0.0), 8)
-    zeta_node = np.repeat(np.where(capable, params.node_damping_ratio, 0.0), 8)
-    omega = node_frequency(mats.density[row], mats.lam[row], mats.mu[row], part.coords, mass,
-                           k_node).reshape(-1, 8).max(axis=1)
+    bound = dataclasses.replace(bound, zeta=params.node_damping_ratio, contact_k=np.where(
+        capable, ContactElements.stable_stiffness(k_n, k_t, face_area), 0.0))
     held = fixed.reshape(-1, 24).all(axis=1)
     free = capable & ~held
     depth, limit = own_weight_depth(mats.density[row][free], volumes[free], face_area[free],
@@ -436,8 +395,8 @@ def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np
                                                             part.n_el)))
     own = ContactElements(gid=part.elem_gid, face_area=face_area, k_n=k_n, k_t=k_t,
                           node_mass=np.where(held, np.inf, node_mass.min(axis=1)),
-                          omega=omega, bodies=bodies)
-    return Contact(comm, params, own, glued), k_node, zeta_node
+                          omega=bound.element_omega(active), bodies=bodies)
+    return Contact(comm, params, own, glued), bound, active
 
 
 def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
@@ -472,13 +431,18 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
     elements = Elements(gid=part.elem_gid, group=part.groups, density=mats.density[row],
                         lam=mats.lam[row], mu=mats.mu[row], model=mats.model[row],
                         stress=np.zeros((n_el, 8, 6)))
-    k_node = node_spring_stiffness(part, np.maximum(k_area_n, k_area_s) * area, comm.rank)
-    zeta_node = np.zeros(n_own)
+    bound = StepBound(
+        omega_el2=element_frequency(elements.density, elements.lam, elements.mu,
+                                    part.coords) ** 2,
+        node_mass=mass.reshape(-1, 8), moving=_moving_nodes(comm, fixed),
+        spring_k=face_spring_stiffness(part, np.maximum(k_area_n, k_area_s) * area, comm.rank),
+        contact_k=np.zeros(n_el), zeta=0.0)
+    active = np.zeros((n_el, 6), dtype=bool)
     contact = None
     if cfg.contact.enabled:
-        contact, k_node, zeta_node = _contact(comm, cfg, part, mats, volumes, mass, fixed,
-                                              interfaces, springs.state, tensile, cohesion,
-                                              k_node, where)
+        contact, bound, active = _contact(comm, cfg, part, mats, volumes, mass, fixed,
+                                          interfaces, springs.state, tensile, cohesion, bound,
+                                          where)
     ramped = np.nonzero(weakening[owned] > 0.0)[0]
     strength_ramp = (StrengthRamp(faces=ramped, start=np.stack([tensile, cohesion,
                                                                 tan_phi])[:, owned[ramped]],
@@ -486,11 +450,10 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
                                   duration=weakening[owned[ramped]])
                      if len(ramped) else None)
     damping = [stage.damping_terms for stage in cfg.stages]
-    limits = {pair: float(stable_dt(elements.density, elements.lam, elements.mu, part.coords,
-                                    mass, k_node, zeta_node, pair).min(initial=np.inf))
-              for pair in set(damping)}
+    limits = {pair: float(bound.worst_limits(pair).min(initial=np.inf)) for pair in set(damping)}
     return Model(nodes=nodes, elements=elements, springs=springs, interfaces=interfaces,
-                 contact=contact, strength_ramp=strength_ramp,
+                 contact=contact, strength_ramp=strength_ramp, step_bound=bound,
+                 active_faces=active,
                  stage_dt_limits_local=tuple(limits[pair] for pair in damping),
                  n_cells_global=part.n_cells, n_faces_global=part.n_faces)
 

@@ -20,6 +20,7 @@ from solver.cdem.config import Config
 from solver.cdem.model import build_model
 from solver.cdem.output import CdemWriter
 from solver.cdem.prestep import implicit_prestep
+from solver.cdem.stable_step import StepControl
 from solver.cdem.results import RESULT_UNITS
 from solver.cdem.timeloop import Checkpointing, TimeLoop
 from solver.context import RunContext, RunOutput
@@ -36,15 +37,19 @@ CHECKPOINTS = True
 
 
 def stability_limits(comm, model) -> list[float]:
-    """The global stable step of each stage (the smallest over the ranks) [s]."""
+    """The global stable step of each stage with every spring glued and the contact on
+    every element with a face that can open (the smallest over the ranks;
+    solver.cdem.stable_step.StepBound.worst_limits) [s]: no glue state the run can reach
+    steps below it."""
     local = np.array(model.stage_dt_limits_local, dtype=float)
     comm.Allreduce(MPI.IN_PLACE, local, op=MPI.MIN)
     return local.tolist()
 
 
 def time_steps(cfg: Config, limits: list[float], where: str) -> list[float]:
-    """Each stage's step: safety x its stability limit ``limits`` (under its own damping,
-    :func:`stability_limits`), or the given one, which must be below every stage's limit."""
+    """The smallest step each stage can take: safety x its stability limit ``limits``
+    (under its own damping, :func:`stability_limits`), or the given one, which must be
+    below every stage's limit."""
     if cfg.time.dt <= 0:
         return [cfg.time.safety * limit for limit in limits]
     for k, limit in enumerate(limits):
@@ -124,7 +129,10 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     steps = time_steps(cfg, limits, where)
     root_only(comm, lambda: check_time_step(cfg, mesh, steps, limits, where))
     del mesh
-    loop = TimeLoop(comm, model, cfg.gravity, steps[0])
+    control = StepControl(comm, model.step_bound, model.active_faces, cfg.time.safety,
+                          cfg.time.dt)
+    loop = TimeLoop(comm, model, cfg.gravity, control.step(cfg.stages[0].damping_terms),
+                    control)
     writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled,
                          group_names=group_names) if cfg.output.vtk else None)
     frames = PeriodicFrames(writer, model, cfg.output.every)
@@ -164,7 +172,7 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
         progress = ctx.progress(stage.duration if timed else stage.max_steps,
                                 label=f"{stage.name}:", start_at=start_at)
         start_step = loop.step - (clock.steps if clock is not None else 0)
-        loop.set_step(steps[k])
+        loop.set_step(control.step(stage.damping_terms))
         prestep = (implicit_prestep(comm, loop, stage, f"{where}: stages[{k}].prestep")
                    if stage.prestep == "implicit" and clock is None else None)
         reason = loop.run_stage(stage, observers + frames.observers(), progress, clock)
@@ -176,7 +184,8 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
                 save(last=True)
             raise Interrupted(interrupt.received() or signal.SIGTERM, loop.step, loop.time)
         loop.update_stored_energy()
-        stage_result = {"name": stage.name, "steps": loop.step - start_step, "dt": steps[k],
+        stage_result = {"name": stage.name, "steps": loop.step - start_step,
+                        "dt": [loop.clock.dt_min, loop.clock.dt_max],
                         "end": reason, "unbalance_ratio": loop.unbalance}
         if prestep is not None:
             stage_result["prestep"] = prestep

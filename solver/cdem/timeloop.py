@@ -4,10 +4,11 @@ Per step, on every rank:
 
 1. nodes: F = F_int + F_spring + m g; a = (F + F_damp) / m;
    v^{n+1/2} = v^{n-1/2} + a (dt^{n-1/2} + dt^{n+1/2}) / 2; du = v^{n+1/2} dt^{n+1/2};
-   x^{n+1} = x^n + du (held dofs move with their prescribed velocity). Each stage steps at
-   its own dt (safety times the stability limit under its damping, solver.cdem.run), so the
-   step changes only where a stage starts (Belytschko et al. 2000, section 6.2: the central
-   difference with a variable step);
+   x^{n+1} = x^n + du (held dofs move with their prescribed velocity). The step is safety
+   times the stable step of the model as it is (solver.cdem.stable_step.StepControl): taken
+   anew where a stage starts (its damping) and before the step after a glue change (springs
+   that left the bound, contact that entered it); the central difference with a variable
+   step (Belytschko et al. 2000, section 6.2);
 2. halo forward of du; one global reduction: the unbalance ratio and energy sums, and
    whether a contact node moved far enough to renew the contact targets;
 3. contact geometry (solver.cdem.contact), the elements' stresses and F_int at x^{n+1}
@@ -20,7 +21,7 @@ Per step, on every rank:
 4. contact forces added to F_spring; ghost slots written back to their owners, F_spring =
    the sum of a node's slots (in slot order) when the next step applies them; the springs
    broken summed over the ranks, and after breakage the new glue state goes to the
-   contact.
+   contact and to the stable-step bound.
 
 Every floating-point sum that feeds the motion is taken in an order that does not depend on
 the partition, so a run gives the same numbers, to the last bit, on any number of ranks;
@@ -59,6 +60,7 @@ from solver.cdem.config import Stage
 from solver.cdem.hex8 import element_step, strain_energy
 from solver.cdem.interface import interface_energy, interface_step, sum_slots
 from solver.cdem.model import Model
+from solver.cdem.stable_step import StepControl
 from solver.interrupt import Diverged
 from solver.mesh.reference_hex import DNDXI
 from solver.rotation import rotate_about_axis
@@ -119,11 +121,14 @@ ENERGY_EVERY = 100
 
 @dataclass
 class StageClock:
-    """Where a stage stands: simulated time, load time (the servo's clock) and steps."""
+    """Where a stage stands: simulated time, load time (the servo's clock), steps, and the
+    smallest and largest step taken in it."""
 
     t_stage: float = 0.0
     t_load: float = 0.0
     steps: int = 0
+    dt_min: float = math.inf
+    dt_max: float = 0.0
 
 
 class Checkpointing:
@@ -264,8 +269,11 @@ class TimeLoop:
     was last taken (solver.cdem.run): what a partition by work balances.
     """
 
-    def __init__(self, comm, model: Model, gravity, dt: float):
+    def __init__(self, comm, model: Model, gravity, dt: float,
+                 control: StepControl | None = None):
         self.comm = comm
+        self.control = control
+        self.step_due = False
         self.m = model
         self.view = ModelView(model)
         self.g0 = np.asarray(gravity, dtype=float)
@@ -294,6 +302,26 @@ class TimeLoop:
         self.growth_streak = 0
         self.energy_error = None
         self.weakening_clock = 0.0
+
+    def set_glue(self, glued: np.ndarray) -> None:
+        """Take the glue state (n_el, 6; solver.cdem.model.Interfaces.glued_neighbours)
+        into the contact, and into the stable-step bound (with ``control``), whose new step
+        the next step of the stage takes (collective)."""
+        m = self.m
+        if self.control is not None:
+            changed = self.control.set_active(glued < 0)
+            m.contact.own.omega[changed] = self.control.element_omega(changed)
+            self.step_due = True
+        m.contact.set_glue(glued)
+
+    def _follow_glue(self, stage: Stage) -> None:
+        """Step at the stable step of the glue as it now is (collective); a step that stays
+        the same leaves the velocity step as it is, so that a restart, which sets the
+        stage's step anew, goes on bit for bit."""
+        dt = self.control.step(stage.damping_terms)
+        if dt != self.dt:
+            self.set_step(dt)
+        self.step_due = False
 
     def set_step(self, dt: float) -> None:
         """Step at ``dt`` from now on; the next velocity update spans the mean of the last
@@ -348,7 +376,7 @@ class TimeLoop:
         t6 = time.perf_counter()
         self.reduce_seconds += t6 - reducing
         if m.contact is not None and broken:
-            m.contact.set_glue(ifc.glued_neighbours(s.state, len(e)))
+            self.set_glue(ifc.glued_neighbours(s.state, len(e)))
         end = time.perf_counter()
         self.contact_seconds += (t1 - t0) + (t3 - t2) + (t5 - t4) + (end - t6)
         waited = self._exchange_seconds() - exchanged
@@ -446,10 +474,13 @@ class TimeLoop:
             if clock.t_stage >= stage.duration - 1e-12 * self.dt:
                 reason = "duration"
                 break
+            if self.step_due:
+                self._follow_glue(stage)
             g, load = gravity_at(self.g0, stage, clock.t_load)
             broken = self.one_step(g, stage)
             self.broken_total += broken
             clock.steps += 1
+            clock.dt_min, clock.dt_max = min(clock.dt_min, self.dt), max(clock.dt_max, self.dt)
             self.step += 1
             self.time += self.dt
             clock.t_stage += self.dt

@@ -79,7 +79,7 @@ def stable_dashpot_mass(node_mass, omega, zeta, dt, damping=(0.0, 0.0)):
     for z <= (1 - a^2) / (2 a), a = omega dt / 2, omega the element's highest node
     frequency. Under the stage's ``damping``, Cundall local alpha and mass-proportional c,
     omega and z become sqrt(1 + alpha) omega and sqrt(1 + alpha) z + c / (2 omega)
-    (solver.cdem.model.critical_step). Infinite for a held element or without dashpot."""
+    (solver.cdem.stable_step.critical_step). Infinite for a held element or without dashpot."""
     if zeta == 0.0:
         return np.full(len(node_mass), np.inf)
     alpha, c = damping

@@ -115,7 +115,7 @@ class ContactElements:
     """What the contact needs of the rank's own elements (n,): gid global ids; face_area
     (n, 6) initial face areas [m2]; k_n, k_t (n, 6) contact stiffness per unit area of each
     face [Pa/m]; node_mass the smallest node mass [kg] and omega the highest node frequency
-    of the stable-step bound [1/s] (solver.cdem.model.stable_dt) of each element; bodies:
+    of the stable-step bound [1/s] (solver.cdem.stable_step) of each element; bodies:
     glue state (n, 6) -> solver.cdem.bodies.Bodies of the own elements (collective)."""
 
     gid: np.ndarray
