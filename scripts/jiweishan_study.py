@@ -22,8 +22,12 @@ DACN) are least-squares fits.
 ``resolution``: the real model at resolution levels k = 1, 2, 3, ...: the coarse preset's
 mass with every edge cut k times as often (8k x 3k x k cells along, across and through it)
 and the valley floor's cells 150/k m: how far the results (sliding distance, runout,
-fragmentation, peak speed, energy error) move as the mesh is refined. The levels run one after
-the other, each on all ranks (the finest costs about k^4 times the coarsest).
+fragmentation, deposit thickness, peak speed, energy error) move as the mesh is refined. The
+levels run one after the other, each on all ranks (the finest costs about k^4 times the
+coarsest). With ``--checkpoint-every`` the runs checkpoint, and the study run again goes on
+where it stopped: levels done are read back, a level stopped by a signal goes on from its
+checkpoint. Besides the CSV and ``resolution.png``, ``resolution_results.png`` plots every
+result against the element count.
 
 Every friction and CFFA run works on one rank (``MPI.COMM_SELF``,
 :func:`solver.ensemble.run_alone`) in its own folder, with its summary (``summary.json``: the
@@ -66,10 +70,13 @@ FRICTION_COLUMNS = ["friction_deg", "sliding_distance_m", "runout_m", "broken_fr
                     "sliding_faces_broken_fraction", "deposit_thickness_max_m",
                     "peak_speed_mps", "failed", "stopped", "runout_time_s", "energy_error",
                     "wall_s"]
-RESOLUTION_COLUMNS = ["level", "elements", "sliding_elements", "dt_s", "steps",
-                      "sliding_distance_m", "runout_m", "broken_fraction",
+RESOLUTION_STAGES = ["equilibrium", "trigger", "runout"]
+RESOLUTION_RESULTS = ["sliding_distance_m", "runout_m", "broken_fraction",
                       "deposit_thickness_max_m", "peak_speed_mps", "energy_error",
-                      "runout_time_s", "wall_s"]
+                      "runout_time_s"]
+RESOLUTION_COLUMNS = ["level", "elements", "sliding_elements", "dt_min_s", "dt_max_s",
+                      "steps", *(f"steps_{name}" for name in RESOLUTION_STAGES),
+                      *RESOLUTION_RESULTS, "wall_s"]
 CFFA_COLUMNS = ["dacn_deg", "dacw_deg", "dip_deg", "dip_direction_deg", "cffa_deg",
                 "holds_deg", "fails_deg", "wedge_theory_deg", "runs"]
 UNITS = {"friction_deg": "deg", "sliding_distance_m": "m", "runout_m": "m",
@@ -78,8 +85,9 @@ UNITS = {"friction_deg": "deg", "sliding_distance_m": "m", "runout_m": "m",
          "stopped": "-", "runout_time_s": "s", "wall_s": "s", "dacn_deg": "deg",
          "dacw_deg": "deg", "dip_deg": "deg", "dip_direction_deg": "deg", "cffa_deg": "deg",
          "holds_deg": "deg", "fails_deg": "deg", "wedge_theory_deg": "deg", "runs": "-",
-         "level": "-", "elements": "-", "sliding_elements": "-", "dt_s": "s", "steps": "-",
-         "energy_error": "-"}
+         "level": "-", "elements": "-", "sliding_elements": "-", "dt_min_s": "s",
+         "dt_max_s": "s", "steps": "-", "energy_error": "-",
+         **{f"steps_{name}": "-" for name in RESOLUTION_STAGES}}
 
 
 def friction_keys(case_path: Path) -> list[str]:
@@ -225,30 +233,56 @@ def build_level_mesh(level: int, mesh: Path) -> HexMesh:
     return built
 
 
-def resolution_study(comm, case_path: Path, levels: list[int], out: Path,
-                     extra: list[str]) -> list[dict] | None:
-    """Mesh and run the case at every level, each run on all ranks of ``comm`` in
-    ``out/level_K``; the rows on rank 0 (None elsewhere). Collective."""
+def level_run(comm, case_path: Path, folder: Path, extra: list[str],
+              checkpoint_every: str | None) -> dict:
+    """The summary of the level's run in ``folder/run``: one that is done is taken as it is;
+    one that a signal stopped (``"status": "interrupted"``, with its checkpoint) goes on
+    from its checkpoint; any other is run from the start, checkpointing every
+    ``checkpoint_every`` (a step count or a duration: solver run --checkpoint-every).
+    Collective; raises RuntimeError when the run does not end done."""
     from solver import cli
 
+    run_dir = folder / "run"
+    summary_path = run_dir / "summary.json"
+    status = comm.bcast(json.loads(summary_path.read_text()).get("status")
+                        if comm.rank == 0 and summary_path.is_file() else None, root=0)
+    if status != "done":
+        sets = sum((["--set", o] for o in [f"mesh.path={folder / 'jiweishan.msh'}", *extra]),
+                   [])
+        every = ["--checkpoint-every", checkpoint_every] if checkpoint_every else []
+        where = (["--restart", str(run_dir)] if status == "interrupted"
+                 else ["--out", str(run_dir), "--overwrite"])
+        code = cli.main(["run", str(case_path), *where, "--quiet", *sets, *every])
+        if code != 0:
+            raise RuntimeError(f"{folder}: the run ended with exit code {code}"
+                               + (f"; run the study again to go on from its checkpoint"
+                                  if checkpoint_every else ""))
+    return json.loads(summary_path.read_text()) if comm.rank == 0 else {}
+
+
+def resolution_study(comm, case_path: Path, levels: list[int], out: Path, extra: list[str],
+                     checkpoint_every: str | None = None) -> list[dict] | None:
+    """Mesh and run the case at every level, each run on all ranks of ``comm`` in
+    ``out/level_K`` (a level already done is read back, one stopped by a signal goes on
+    from its checkpoint: :func:`level_run`); the rows on rank 0 (None elsewhere).
+    Collective."""
     rows = []
     for level in levels:
         folder = (out / f"level_{level}").resolve()
         mesh = folder / "jiweishan.msh"
         built = root_only(comm, partial(build_level_mesh, level, mesh))
-        code = cli.main(["run", str(case_path), "--out", str(folder / "run"), "--overwrite",
-                         "--quiet", "--set", f"mesh.path={mesh}",
-                         *sum((["--set", o] for o in extra), [])])
-        if code != 0:
-            raise RuntimeError(f"{folder}: the run ended with exit code {code}")
+        summary = level_run(comm, case_path, folder, extra, checkpoint_every)
         if comm.rank == 0:
-            summary = json.loads((folder / "run" / "summary.json").read_text())
             r = summary["results"]
+            stages = {stage["name"]: stage for stage in r["stages"]}
             sliding = make_jiweishan.volume_summary(built)["sliding_body"][1]
             rows.append({"level": level, "elements": built.n_cells, "sliding_elements": sliding,
-                         "dt_s": r["dt"], "steps": summary["steps"],
-                         **{k: r[k] for k in RESOLUTION_COLUMNS[5:-1]},
-                         "wall_s": summary["wall_s"]})
+                         "dt_min_s": min(stage["dt"][0] for stage in r["stages"]),
+                         "dt_max_s": max(stage["dt"][1] for stage in r["stages"]),
+                         "steps": summary["steps"],
+                         **{f"steps_{name}": stages[name]["steps"]
+                            for name in RESOLUTION_STAGES},
+                         **{k: r[k] for k in RESOLUTION_RESULTS}, "wall_s": summary["wall_s"]})
             print(f"level {level}: {built.n_cells} elements, sliding distance "
                   f"{r['sliding_distance_m']:.1f} m, runout {r['runout_m']:.1f} m "
                   f"({summary['wall_s']:.0f} s)", file=sys.stderr)
@@ -257,9 +291,21 @@ def resolution_study(comm, case_path: Path, levels: list[int], out: Path,
 
 def write_resolution(out: Path, name: str, rows: list[dict]) -> None:
     write_rows(out / "resolution.csv", RESOLUTION_COLUMNS, UNITS, rows)
+    x = [r["elements"] for r in rows]
     plot_distances(out / "resolution.png", plot_title(name, ["level"]),
                    [r["sliding_elements"] for r in rows], "elements of the sliding body [-]",
                    rows, log_x=True)
+    panels = [*RESOLUTION_RESULTS[:-1], "dt_max_s", "steps", "wall_s"]
+    with png_figure(out / "resolution_results.png", 3, 3, figsize=(11.0, 8.5),
+                    sharex=True) as (fig, axes):
+        for ax, key in zip(axes.ravel(), panels):
+            ax.plot(x, [r[key] for r in rows], "o-")
+            ax.set_xscale("log")
+            ax.set_ylabel(f"{key} [{UNITS.get(key, '-')}]", fontsize=8)
+            ax.grid(alpha=0.3)
+        for ax in axes[-1]:
+            ax.set_xlabel("elements [-]")
+        fig.suptitle(plot_title(name, ["level"]), fontsize=9)
 
 
 # -- CFFA -------------------------------------------------------------------------------------
@@ -370,6 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     resolution.add_argument("--out", type=Path, default=Path("out/jiweishan_resolution"))
     resolution.add_argument("--set", dest="overrides", action="append", default=[],
                             help="override a case field in every run")
+    resolution.add_argument("--checkpoint-every", metavar="N|DURATION",
+                            help="checkpoint each run (a stopped study goes on from there)")
     args = parser.parse_args(argv)
     comm = MPI.COMM_WORLD
     start = time.perf_counter()
@@ -384,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
             if min(args.levels) < 1:
                 raise InputError("--levels", f"levels are 1, 2, ..., got {min(args.levels)}")
             rows = resolution_study(comm, args.case, sorted(set(args.levels)), args.out,
-                                    args.overrides)
+                                    args.overrides, args.checkpoint_every)
             extra = {}
             if comm.rank == 0:
                 write_resolution(args.out, "jiweishan resolution", rows)

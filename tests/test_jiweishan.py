@@ -137,7 +137,8 @@ def test_rigid_block_on_the_bed_slides_at_the_wedge_angle(tmp_path):
 def test_resolution_study_refines_every_edge_of_the_mass_and_tables_each_run(builder, tmp_path):
     """Level k cuts each of the mass's edges k times as often (k^3 times the elements of the
     sliding body) and the valley floor's cells k times smaller; the study's row of a level
-    carries its run's results (level 1, stages cut short)."""
+    carries its run's results and its steps per stage (level 1, stages cut short); run
+    again, the study reads a level that is done back instead of running it."""
     study = _script("jiweishan_study")
     sliding = []
     for level in (1, 2, 3):
@@ -156,8 +157,14 @@ def test_resolution_study_refines_every_edge_of_the_mass_and_tables_each_run(bui
     assert row["steps"] == summary["steps"] and row["wall_s"] == summary["wall_s"]
     for key in ("sliding_distance_m", "runout_m", "broken_fraction", "energy_error"):
         assert row[key] == summary["results"][key], key
+    assert row["steps"] == sum(row[f"steps_{name}"] for name in study.RESOLUTION_STAGES)
+    assert row["dt_min_s"] <= row["dt_max_s"]
     assert (out / "resolution.csv").read_text().count("\n") == 2
     assert (out / "resolution.png").stat().st_size > 0
+    assert (out / "resolution_results.png").stat().st_size > 0
+    done = (out / "level_1" / "run" / "summary.json").stat().st_mtime_ns
+    assert study.main(["resolution", "--levels", "1", "--out", str(out)]) == 0
+    assert (out / "level_1" / "run" / "summary.json").stat().st_mtime_ns == done
     assert study.main(["resolution", "--levels", "0", "--out", str(out)]) == 2
 
 
