@@ -13,7 +13,11 @@ contacts), it prints:
   contact phase (ghost refresh, geometry, law, node shares);
 * bytes sent and received per step by the rank's exchanges (interface halo, ghost
   refresh, node shares, and renewals: boxes, cells, ghost elements), counted from the
-  buffers;
+  buffers, and the messages it sends per step in its neighbour collectives (one to each
+  neighbour per collective; the renewals' allgather and alltoall not counted);
+* seconds per step: ``step_s`` in the whole step, ``waiting_s`` the part of it in the
+  exchanges (neighbour collectives and reductions), ``busy_s`` = step_s - waiting_s, and
+  ``cpu_s`` the process's CPU time (MPI waits by polling, so waiting burns CPU too);
 * peak RSS [MB], beyond the fixed part: the peak of the same run on an 8-cube heap.
 """
 
@@ -79,13 +83,14 @@ def measure_heap(comm, n_elements: int, steps: int, warmup: int = 30) -> dict:
                model.contact.renewal_traffic]
     sent0 = sum(t.sent for t in traffic)
     received0 = sum(t.received for t in traffic)
-    loop.contact_seconds = 0.0
+    messages0 = sum(t.messages for t in traffic)
+    loop.contact_seconds = loop.step_seconds = loop.waiting_seconds = 0.0
     renewals0 = model.contact.renewals
     comm.Barrier()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         loop.one_step(g, stage)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     c = model.contact
     row = {"rank": comm.rank, "elements": len(model.elements),
            "records": len(c.ss) + len(c.se), "ghosts": len(c.gid) - c.n_own,
@@ -96,6 +101,9 @@ def measure_heap(comm, n_elements: int, steps: int, warmup: int = 30) -> dict:
            "contact_fraction": loop.contact_seconds / wall,
            "bytes_sent_per_step": (sum(t.sent for t in traffic) - sent0) / steps,
            "bytes_received_per_step": (sum(t.received for t in traffic) - received0) / steps,
+           "messages_per_step": (sum(t.messages for t in traffic) - messages0) / steps,
+           "step_s": loop.step_seconds / steps, "waiting_s": loop.waiting_seconds / steps,
+           "busy_s": (loop.step_seconds - loop.waiting_seconds) / steps, "cpu_s": cpu / steps,
            "in_compression": int(np.count_nonzero(c.ss.f_n > 0) + np.count_nonzero(c.se.f_n > 0)),
            "model_mb": model.nbytes() / 2 ** 20, "peak_rss_mb": _peak_rss_mb()}
     rows = comm.gather(row, root=0)
@@ -116,7 +124,8 @@ def run_scale_bench(comm, n_elements: int, steps: int, json_path: str | None = N
                 f"{steps} steps ({report['renewals']} renewals)")
         cols = ("rank", "elements", "records", "ghosts", "neighbours", "in_compression",
                 "element_steps_per_s", "contact_updates_per_s", "contact_fraction",
-                "bytes_sent_per_step", "bytes_received_per_step", "model_mb", "peak_rss_mb",
+                "bytes_sent_per_step", "bytes_received_per_step", "messages_per_step",
+                "step_s", "waiting_s", "busy_s", "cpu_s", "model_mb", "peak_rss_mb",
                 "rss_beyond_fixed_mb")
         lines = [head, "  ".join(cols)]
         for r in report["per_rank"]:

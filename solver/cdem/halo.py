@@ -2,8 +2,8 @@
 
 :class:`Neighbours` is a distributed-graph communicator over a symmetric set of neighbour
 ranks; every exchange is one ``Neighbor_alltoall(v)`` on it, and it counts the bytes it
-sends and receives (:class:`Traffic`). Every rank of the parent communicator calls each
-exchange (a rank without neighbours moves nothing).
+sends and receives and its messages, one to each neighbour (:class:`Traffic`). Every rank
+of the parent communicator calls each exchange (a rank without neighbours moves nothing).
 
 :class:`Halo` exchanges fixed rows of (n, w) float arrays with the neighbours:
 
@@ -23,17 +23,20 @@ from mpi4py import MPI
 
 
 class Traffic:
-    """Bytes sent and received by the exchanges that share this counter, and the wall time
-    spent in them (waiting for the neighbours included)."""
+    """Bytes sent and received by the exchanges that share this counter, the messages sent
+    by its neighbour collectives (one to each neighbour per collective, empty ones
+    included), and the wall time spent in them (waiting for the neighbours included)."""
 
     def __init__(self):
         self.sent = 0
         self.received = 0
+        self.messages = 0
         self.seconds = 0.0
 
-    def add(self, sent: int, received: int, seconds: float = 0.0) -> None:
+    def add(self, sent: int, received: int, seconds: float = 0.0, messages: int = 0) -> None:
         self.sent += int(sent)
         self.received += int(received)
+        self.messages += messages
         self.seconds += seconds
 
 
@@ -57,7 +60,8 @@ class Neighbours:
             return recv
         start = time.perf_counter()
         self.graph.Neighbor_alltoall([send, MPI.INT64_T], [recv, MPI.INT64_T])
-        self.traffic.add(send.nbytes, recv.nbytes, time.perf_counter() - start)
+        self.traffic.add(send.nbytes, recv.nbytes, time.perf_counter() - start,
+                         len(self.ranks))
         return recv
 
     def alltoallv(self, send: np.ndarray, send_rows: np.ndarray, recv: np.ndarray,
@@ -70,7 +74,8 @@ class Neighbours:
         start = time.perf_counter()
         self.graph.Neighbor_alltoallv([send, (np.asarray(send_rows) * width, None)],
                                       [recv, (np.asarray(recv_rows) * width, None)])
-        self.traffic.add(send.nbytes, recv.nbytes, time.perf_counter() - start)
+        self.traffic.add(send.nbytes, recv.nbytes, time.perf_counter() - start,
+                         len(self.ranks))
 
     def exchange(self, send: np.ndarray, send_rows: np.ndarray) -> tuple[np.ndarray,
                                                                           np.ndarray]:
