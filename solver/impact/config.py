@@ -86,6 +86,10 @@ class Soil:
     eta_n: float = param(1.0, unit="-", doc="eta_N: normal dashpot / radiation dashpot", ge=0.0)
     eta_t: float = param(1.0, unit="-", doc="eta_T: tangential dashpot multiplier", ge=0.0)
     eta_r: float = param(1.0, unit="-", doc="eta_R: rotational dashpot multiplier", ge=0.0)
+    g0_ratio: float = param(25.6, unit="-", doc="G_0/G: small-strain shear modulus of the far "
+                            "field over the secant modulus of the springs; the normal dashpot "
+                            "radiates at the small-strain wave speed (1: at the secant one; "
+                            "25.6: Seed and Idriss 1970, D_r 0.9 at 1 MPa)", ge=1.0, le=1e4)
     psi: float = param(0.48, unit="-", doc="psi: moment scaling of the generalized force",
                        gt=0.0)
     beta: float = param(0.95, unit="-", doc="beta: shape exponent of the yield locus",

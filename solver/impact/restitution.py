@@ -1,7 +1,18 @@
 """Restitution coefficients of one impact (Dattola et al. 2023, Sects. 2.3-2.4, Eqs. 1-6).
 
 * apparent coefficients at the centre of mass: ``e_n = -v_n^f / v_n^0``, ``e_t = v_t^f / v_t^0``
-  (Dattola et al. 2023, Sect. 2.3; ``e_t`` is undefined for ``theta_in = 0``);
+  (Dattola et al. 2023, Sect. 2.3; ``e_t`` is undefined for ``theta_in = 0``), read at the end
+  of contact (docs/references.md, Eq. R3). An impact that ends by loss of adherence
+  (``bounce``) or in contact at ``t_max`` (``stop``) is read at that instant. One that ends by
+  toppling of the equivalent foundation goes on rolling about the contact (Dattola et al. 2023,
+  Sect. 2.1): ``e_n`` is read at the toppling (the rolling phase carries no normal velocity),
+  ``e_t`` once the friction at the contact has stopped its slip, by the conservation of the
+  angular momentum about the contact point, ``r_n`` below the centre::
+
+      v_t^roll = (m r_n v_t + I dtheta/dt) / (m r_n + I / r_n)
+
+  which for a block without spin is the rolling limit ``v_t^roll / v_t = 1 - 1/(1 + m r_n^2/I)``
+  (5/7 for a sphere on its radius);
 * contact coefficient ``e_n* = -v_c^f / v_c^0`` with the normal velocity of the contact point,
   ``v_c = v_n + r dtheta/dt`` (r: t-offset of the contact point from the centre; the lowest
   point at onset, the footprint centre, Eq. 37, at the end);
@@ -52,6 +63,25 @@ def vijayakumar(e_contact, mass, inertia, arm, omega_0, v_n0):
             + (1.0 + e_contact) * inertia * arm / denom * np.asarray(omega_0) / np.asarray(v_n0))
 
 
+def rolling_velocity(mass, inertia, arm, v_t, omega):
+    """Centre velocity along the ground once the slip of the contact point ``arm`` below the
+    centre has stopped: ``(m r v_t + I omega) / (m r + I / r)`` (angular momentum about the
+    contact point conserved; docs/references.md, Eq. R3)."""
+    return (mass * arm * v_t + inertia * omega) / (mass * arm + inertia / arm)
+
+
+def peak(t, values) -> float:
+    """Largest value of a smooth history sampled at the solver's steps: the vertex of the
+    parabola through the largest sample and its two neighbours (error third order in the
+    step, so that mirror-image impacts, stepped differently, give the same peak)."""
+    t, values = np.asarray(t, float), np.asarray(values, float)
+    i = int(np.argmax(values))
+    if i == 0 or i == len(values) - 1:
+        return float(values[i])
+    a, b, c = np.polyfit(t[i - 1:i + 2] - t[i], values[i - 1:i + 2], 2)
+    return float(c - b * b / (4.0 * a)) if a < 0.0 else float(values[i])
+
+
 def coefficients(setup, history) -> dict:
     """All coefficients and impact measures of a finished impact ``history``."""
     y, d = history.y, history.derived
@@ -62,14 +92,16 @@ def coefficients(setup, history) -> dict:
     r_r = rotational_ratio(e_kr, e_kt)
     r_r0 = float(r_r[0])
     e_n = -v_n / v_n0
-    e_t = v_t / v_t0 if v_t0 != 0.0 else float("nan")
+    v_t_out = (rolling_velocity(setup.mass, setup.inertia, float(d["r_n"][-1]), v_t, omega)
+               if history.end == "topple" else v_t)
+    e_t = v_t_out / v_t0 if v_t0 != 0.0 else float("nan")
     v_c0 = v_n0 + setup.contact_arm_0 * omega_0
     e_contact = -(v_n + d["r_t"][-1] * omega) / v_c0
     balance = e_kt + e_kr + d["E_p"] + d["W_contact"]
     return {
         "end": history.end,
         "duration": float(history.t[-1]),
-        "max_penetration": float(np.max(d["u_D"])),
+        "max_penetration": peak(history.t, d["u_D"]),
         "max_displacement": float(np.max(y[0])),
         "max_force": float(np.max(d["N"])),
         "max_moment": float(np.max(np.abs(d["M"]))),

@@ -20,9 +20,18 @@ Proposed laws [P] (``L = [N, T, M]``, ``p_a = 101.325 kPa``, ``B_eq = sqrt(B_t B
   (secant law ``N = J_s S_ef k_E p_a B_eq^2 (u/B_eq)^n_E`` at fixed footprint; for a sphere
   and ``n_E = 1`` this is Hertz-like, ``N ~ u^1.5``); ``K_T = 2(1-nu)/(2-nu) K_N``,
   ``K_R = K_N B_t^2 / 6`` (ratios of the rigid circular footing stiffnesses).
-* dashpots (Gazetas radiation dashpots times ``eta``): ``C_N = eta_N rho_s V_La A_f``,
-  ``C_T = eta_T rho_s V_s A_f``, ``C_R = eta_R rho_s V_La I_w`` with ``rho_s = gamma/g``,
+* dashpots (Gazetas radiation dashpots times ``eta``): ``C_N = eta_N sqrt(G_0/G) rho_s V_La
+  A_f``, ``C_T = eta_T rho_s V_s A_f``, ``C_R = eta_R rho_s V_La I_w`` with ``rho_s = gamma/g``,
   ``G = (1-nu) K_N / (2 B_eq)``, ``V_s = sqrt(G/rho_s)``, ``V_La = 3.4 V_s / (pi (1-nu))``.
+  The normal pair is Lysmer's analog of a rigid circular footing (Lysmer and Richart 1966):
+  ``K_N = 4 G r_0 / (1-nu)`` and, at one modulus, the damping ratio ``0.425 / sqrt(B_z)`` with
+  the mass ratio ``B_z = (1-nu) m / (4 rho_s r_0^3)``, so the rebound is set by the footprint
+  against the block mass. The spring is the secant stiffness of the strained near field; the
+  dashpot radiates waves into the far field (the "deep substrate" of the paper), which
+  deforms at small strain, so its wave speed is that of the small-strain modulus ``G_0``:
+  ``C_N`` carries ``sqrt(G_0/G)`` (``g0_ratio``; docs/references.md, Eq. I4, value and
+  sensitivity in Sect. 2.8). The tangential and rocking dashpots keep the secant modulus
+  (no trend of the paper constrains them).
 * generalized force ``Q = [xi, h, m] = [N, T/mu, M/(psi B_t)] / V_M`` with ``mu = tan phi'``
   and the static capacity ``V_M = A_f (gamma B_min N_g s_g / 2 + gamma u_D N_q s_q)``
   (Vesic ``N_q = e^(pi tan phi) tan^2(45 + phi/2)``, ``N_g = 2 (N_q + 1) tan phi``,
@@ -81,6 +90,7 @@ class SoilLaw:
     n_e: float
     s_ef: float
     eta: tuple[float, float, float]
+    g0_ratio: float
     psi: float
     beta: float
     delta_1: float
@@ -100,7 +110,8 @@ class SoilLaw:
         return cls(rho_s=soil.unit_weight / (gravity if gravity > 0 else 9.81),
                    unit_weight=soil.unit_weight, mu=tan_phi, nu=soil.nu,
                    mu_b=math.tan(math.radians(soil.phi_b)), k_e=soil.k_e, n_e=soil.n_e,
-                   s_ef=soil.s_ef, eta=(soil.eta_n, soil.eta_t, soil.eta_r), psi=soil.psi,
+                   s_ef=soil.s_ef, eta=(soil.eta_n, soil.eta_t, soil.eta_r),
+                   g0_ratio=soil.g0_ratio, psi=soil.psi,
                    beta=soil.beta, delta_1=soil.delta_1, delta_2=soil.delta_2,
                    alpha_vt=soil.alpha_vt, alpha_vr=soil.alpha_vr, k_p=soil.k_p,
                    gamma_v=soil.gamma_v, c_v=soil.c_v, n_q=n_q, n_g=2.0 * (n_q + 1.0) * tan_phi)
@@ -132,8 +143,8 @@ def foundation(law: SoilLaw, b_t: float, b_w: float, u_d: float, u_ed_n: float, 
     i_w = math.pi * b_t ** 3 * b_w / 64.0
     v_s = math.sqrt((1.0 - law.nu) * k_n / (2.0 * b_eq) / law.rho_s)
     v_la = 3.4 * v_s / (math.pi * (1.0 - law.nu))
-    damping = (law.eta[0] * law.rho_s * v_la * area, law.eta[1] * law.rho_s * v_s * area,
-               law.eta[2] * law.rho_s * v_la * i_w)
+    damping = (law.eta[0] * math.sqrt(law.g0_ratio) * law.rho_s * v_la * area,
+               law.eta[1] * law.rho_s * v_s * area, law.eta[2] * law.rho_s * v_la * i_w)
     b_min, b_max = min(b_t, b_w), max(b_t, b_w)
     ratio = b_min / b_max
     capacity = area * (0.5 * law.unit_weight * b_min * law.n_g * (1.0 - 0.4 * ratio)

@@ -25,6 +25,9 @@ by a flight and a topple by rolling; a bounce whose rebound (the outward normal 
 centre) would lift the block by less than ``roll_height`` normal to the ground,
 ``u^2 < 2 g cos(beta) h``, rolls as well (STONE's flight-to-roll switch, Guzzetti et al. 2002).
 With ``motion.after_topple = "rebound"`` a topple is judged like a bounce, by its rebound.
+The impact's recorded e_t is read as the impact module reads it (docs/references.md, Eq. R3):
+after a topple, once the slip at the contact has stopped; the velocity handed to the rolling
+phase is the one at the toppling, whose slip the rolling phase's sliding then removes.
 An impact the module cannot integrate (its stiff solver gives up) is recorded with
 ``end = "failed"`` and no coefficients, and the block rolls on.
 """
