@@ -1,6 +1,6 @@
 # The solver in a container, with MPICH from the mpich wheel (MPICH ABI).
 #
-#   docker build -t solver .
+#   docker build --build-arg GIT_COMMIT=$(git describe --always --dirty --abbrev=40 --exclude='*') -t solver .
 #   docker run --rm --shm-size=1g --user "$(id -u):$(id -g)" -v "$PWD:/work" solver \
 #       mpiexec -n 4 solver run /opt/solver/src/cases/cube_rotation.toml --out out/cube_rotation
 #
@@ -14,6 +14,8 @@
 # into /opt/solver/numba-cache, so that runs compile nothing. The cache holds code for
 # NUMBA_CPU_NAME: "generic" runs on any CPU of the architecture; a CPU name (skylake-avx512,
 # znver3, ...: llc -mcpu=help) gives faster kernels that run only on that CPU family.
+# GIT_COMMIT: the commit the image is built from, which every run's summary.json names (the
+# image holds no .git); left out, the summaries say "git_commit": null.
 ARG BASE=python:3.11-slim-bookworm
 
 FROM ${BASE} AS build
@@ -22,6 +24,8 @@ COPY pyproject.toml README.md /opt/solver/src/
 COPY solver /opt/solver/src/solver
 RUN python3 -m venv /opt/solver/venv \
     && /opt/solver/venv/bin/pip install -e '/opt/solver/src[mpich]'
+ARG GIT_COMMIT=""
+RUN if [ -n "$GIT_COMMIT" ]; then echo "$GIT_COMMIT" > /opt/solver/src/solver/build_commit.txt; fi
 
 FROM ${BASE} AS runtime
 ARG NUMBA_CPU_NAME=generic

@@ -1,7 +1,21 @@
 """solver: an MPI-parallel CDEM geomechanics solver (blocks, interface springs, contact,
 point-mass slides, ellipsoid impacts, rockfall).
 
-Run cases with ``solver run CASE.toml``; see README.md.
+Run cases with ``solver run CASE.toml`` (see README.md), or from Python::
+
+    import solver
+    run = solver.run_case("cases/pointmass_incline.toml", out="out/incline",
+                          overrides={"friction.mu": 0.2}, overwrite=True)
+    run.summary["results"]                  # summary.json
+    run.tables["com"]                       # com.csv: pandas DataFrame, or numpy record array
+    for time, grid in run.frames():         # the case's VTK series, each frame read by pyvista
+        ...
+    solver.load_run("out/incline")          # the same for a finished run
+
+``run_case`` runs in this process on MPI.COMM_WORLD (or ``comm=``): under ``mpiexec`` every
+rank calls it. Bad input raises :class:`InputError` (``.line``: the CLI's one error line).
+``code_tables(dataset.field_data.keys())`` gives back the tables that explain the integer
+codes of the VTK output (group names, spring and contact states).
 
 Importing the package sets the thread count of numpy's BLAS (OpenBLAS, MKL, OpenMP) to 1
 unless the environment already sets it: the solver runs one MPI rank per core, and a
@@ -19,3 +33,10 @@ for _blas_threads in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREAD
     os.environ.setdefault(_blas_threads, "1")
 
 __version__ = "0.1.0"
+
+from solver.api import load_run, run_case  # noqa: E402  (after the BLAS threads are set)
+from solver.errors import InputError  # noqa: E402
+from solver.io.run_folder import RunFolder  # noqa: E402
+from solver.io.vtk import code_tables  # noqa: E402
+
+__all__ = ["run_case", "load_run", "RunFolder", "InputError", "code_tables", "__version__"]

@@ -23,6 +23,7 @@ folder first and the working directory second.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -134,8 +135,6 @@ def apply_overrides(data: dict, overrides: list[str]) -> None:
 
 def load_case(path: str | Path, overrides: list[str] = (), registry: dict | None = None) -> Case:
     """Read and validate a case file; ``registry`` maps module names to schema classes."""
-    from solver.modules import schema_for
-
     path = Path(path)
     if not path.is_file():
         raise InputError(str(path), "case file not found")
@@ -143,6 +142,20 @@ def load_case(path: str | Path, overrides: list[str] = (), registry: dict | None
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(str(path), f"not valid TOML ({exc})") from None
+    return case_from_data(data, path, overrides, registry)
+
+
+def case_from_data(data: dict, path: Path, overrides: list[str] = (),
+                   registry: dict | None = None) -> Case:
+    """Validate a case given as its tables (``data``, as TOML reads them; left unchanged).
+    ``path`` names the case in error lines, its stem is the default name and its folder is
+    where relative paths resolve first."""
+    from solver.modules import schema_for
+
+    if not isinstance(data, dict):
+        raise InputError(str(path), f"expected the case's tables as a dict, got "
+                                    f"{type(data).__name__}")
+    data = copy.deepcopy(data)
     apply_overrides(data, list(overrides))
     module = data.pop("module", None)
     if module is None:

@@ -15,6 +15,7 @@ import shlex
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 from solver import __version__
@@ -116,15 +117,37 @@ def _ratio(text: str) -> float:
 
 
 def _run(args, comm) -> int:
+    from solver.case import load_case
+    return run_loaded(load_case(args.case, args.overrides), args, comm).code
+
+
+@dataclass
+class Finished:
+    """What ``solver run`` did: its exit code and the folder that holds the run."""
+
+    code: int
+    folder: Path
+
+
+def run_arguments(argv: list[str]) -> argparse.Namespace:
+    """The options of ``solver run`` from its arguments (``argv`` after ``run``); a mistake
+    raises InputError."""
+    return _parser().parse_args(["run", *argv])
+
+
+def run_loaded(case, args, comm) -> Finished:
+    """``solver run`` of a validated case (solver.case.Case) with the options ``args``
+    (:func:`run_arguments`) on ``comm``: checks the options, writes the run into its output
+    folder and publishes it. Bad input raises InputError on every rank and leaves no
+    folder; a run stopped by a signal returns its exit code (130, 143)."""
     from solver import interrupt
-    from solver.case import load_case, write_resolved
+    from solver.case import write_resolved
     from solver.context import RunContext, RunOutput
     from solver.errors import InputError
     from solver.io import summary as summ
     from solver.io.outdir import OutputFolder
     from solver.modules import checkpoints, result_units_for, runner_for, sweeps_whole_cases
 
-    case = load_case(args.case, args.overrides)
     run = runner_for(case.module, f"{case.path}: module")
     if (args.checkpoint_every or args.restart) and not checkpoints(case.module, "--restart"):
         raise InputError("command line", f"module {case.module!r} writes no checkpoints "
@@ -190,7 +213,7 @@ def _run(args, comm) -> int:
         if comm.rank == 0:
             print(f"interrupted after step {output.steps}, without checkpoints: "
                   f"{folder.target} keeps the earlier run", file=sys.stderr)
-        return code
+        return Finished(code, folder.target)
     target = folder.publish()
     if comm.rank == 0:
         if status == "interrupted":
@@ -201,7 +224,7 @@ def _run(args, comm) -> int:
                      " (--checkpoint-every)"), file=sys.stderr)
         elif not args.quiet:
             print(f"wrote {target / 'summary.json'}", file=sys.stderr)
-    return code
+    return Finished(code, target)
 
 
 def _peak_rss_mb() -> float:
@@ -306,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         return commands[args.command](args)
     except InputError as exc:
         if comm.rank == 0:
-            print(f"error: {exc.where}: {exc.message}", file=sys.stderr)
+            print(exc.line, file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         if comm.size > 1:

@@ -1,8 +1,8 @@
 """User-facing errors.
 
 Every problem with the user's input (case file, mesh, parameters) is raised as
-:class:`InputError`. The CLI prints ``error: <where>: <message>`` on one line and exits
-with code 2, never with a traceback.
+:class:`InputError`. The CLI prints its ``line``, ``error: <where>: <message>``, and exits
+with code 2, never with a traceback; the Python API (solver.run_case) raises it as it is.
 """
 
 
@@ -13,3 +13,8 @@ class InputError(Exception):
         super().__init__(f"{where}: {message}")
         self.where = where
         self.message = message
+
+    @property
+    def line(self) -> str:
+        """The one line the CLI prints: ``error: <where>: <message>``."""
+        return f"error: {self.where}: {self.message}"

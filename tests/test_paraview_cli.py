@@ -23,6 +23,7 @@ from solver.case import from_dict, load_case, plain_data, resolved_data
 from solver.cli import main
 from solver.io.table import read_columns
 from solver.io.toml import dumps
+from solver.io.vtk import code_tables
 from solver.modules import schema_for, template_for
 
 vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_ERROR)
@@ -107,7 +108,7 @@ def test_simple_shear_reads_back_with_vtk_principal_stresses(shear_run):
 
 def test_field_data_tables_and_no_double_warp(shear_run):
     blocks = pv.read(_pvtu(shear_run, "shear")[-1])
-    assert list(blocks.field_data["group_names"]) == ["0: rock"]
+    assert code_tables(blocks.field_data.keys()) == {"group_names": {0: "rock"}}
     assert "displacement" in blocks.cell_data and "displacement" not in blocks.point_data
     assert [k for k in blocks.point_data if blocks.point_data[k].ndim == 2] == ["velocity"]
     np.testing.assert_allclose(blocks.point_data["displacement_magnitude"].max(),
@@ -228,7 +229,7 @@ def test_geotiff_case_runs_like_the_ascii_grid(scilla_runs):
     np.testing.assert_allclose(tif["final_com"], asc["final_com"], rtol=1e-12)
     assert tif["peak_speed"] == pytest.approx(asc["peak_speed"], rel=1e-12)
     terrain = pv.read(_pvtu(scilla_runs["tif"], "scilla_terrain")[0])
-    assert list(terrain.field_data["crs"]) == ["EPSG:32633"]
+    assert code_tables(terrain.field_data.keys()) == {"crs": {0: "EPSG:32633"}}
     assert (scilla_runs["tif"] / "scilla_sea.pvd").exists()
     history = read_columns(scilla_runs["tif"] / "com.csv")
     assert (scilla_runs["tif"] / "com.csv").read_text().startswith("time [s],com_x [m]")
@@ -256,6 +257,31 @@ def test_geotiff_input_errors_are_one_line_exit_2(dem, message, tmp_path, monkey
     assert rc == 2 and len(err) == 1
     assert err[0].startswith("error: ") and "surface.path" in err[0] and message in err[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_rockfall_reads_the_geotiff_that_describe_lists(tmp_path, capsys):
+    """``describe rockfall`` names GeoTIFF for the raster terrain, and one block on a GeoTIFF
+    copy of the gully DEM ends where it ends on the ESRI ASCII grid."""
+    from solver.pointmass.dem import read_grid
+    assert main(["describe", "rockfall"]) == 0
+    path_line = next(line for line in capsys.readouterr().out.splitlines()
+                     if line.startswith("terrain.path "))
+    assert all(kind in path_line for kind in ("GeoTIFF (.tif", ".asc", ".npy"))
+    _write_geotiff(tmp_path / "dem.tif",
+                   read_grid(str(ROOT / "meshes" / "terrain" / "gully_dem.asc")))
+    one_block = ["--set", "ensemble.vary.aspect_ratio.values=[2.0]",
+                 "--set", "ensemble.vary.y.values=[15.0]",
+                 "--set", "ensemble.vary.axis_yaw.values=[0.0]", "--set", "output.vtk=false"]
+    results = {}
+    for kind, extra in (("asc", []), ("tif", ["--set",
+                                              f'terrain.path="{tmp_path / "dem.tif"}"'])):
+        out = tmp_path / kind
+        assert main(["run", str(CASES / "gully_rockfall.toml"), "--out", str(out), "--quiet",
+                     *one_block, *extra]) == 0
+        results[kind] = json.loads((out / "summary.json").read_text())["results"]
+    assert results["tif"]["x_stop_max"] == pytest.approx(results["asc"]["x_stop_max"],
+                                                         rel=1e-9)
+    assert results["tif"]["n_impacts"] == results["asc"]["n_impacts"]
 
 
 # ---------------------------------------------------------------- pictures
@@ -301,6 +327,7 @@ def test_two_ranks_write_one_table_and_joined_pieces(mpi_tmp_path):
         out = mpi_tmp_path / "out"
         blocks = pv.read(_pvtu(out, "shear")[-1])
         assert blocks.n_cells == 2 and sorted(set(blocks.cell_data["rank"])) == [0, 1]
-        assert list(blocks.field_data["group_names"]) == ["0: base", "1: rock"]
+        assert code_tables(blocks.field_data.keys()) == {"group_names": {0: "base", 1: "rock"}}
         faces = pv.read(_pvtu(out, "shear_interfaces")[-1])
-        assert faces.n_cells == 1 and list(faces.field_data["spring_states"])[0] == "0: intact"
+        assert faces.n_cells == 1
+        assert code_tables(faces.field_data.keys())["spring_states"][0] == "intact"

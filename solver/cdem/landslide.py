@@ -8,9 +8,11 @@ body is ``analysis.block_group``. The observer follows the stages by name:
   on the mass, R = -sum over held nodes of their spring and contact forces, against the
   weight W = |g| sum rho V of the mass; and the friction angle the mass-bed interfaces
   mobilise, phi_mob = atan(|sum F_s| / sum max(-F_n, 0)) over their springs (shear forces
-  on the mass, compression negative): the cohesionless limit-equilibrium critical friction
-  of the whole mass on its bed, ``critical_friction_deg`` (for a block on a plane of dip
-  theta, sum F_s = W sin(theta) and sum F_n = -W cos(theta), so phi_mob = theta);
+  on the mass, compression negative), ``mobilised_friction_deg`` (for a block on a plane of
+  dip theta, sum F_s = W sin(theta) and sum F_n = -W cos(theta), so phi_mob = theta). It is
+  the friction the bed mobilises with its springs intact, not the critical friction at
+  which the mass fails, which a friction study's bisection gives (the coarse Jiweishan
+  case: 22.1 deg mobilised, failure between 18 and 19 deg);
 * ``analysis.trigger_stage``: the stage where the interfaces' failure criteria apply with
   the bed's reduced strength; it ends as soon as the sliding body's centre of mass has moved
   ``failure_displacement`` from x0 (the positions at the last displacement reset, the end
@@ -30,7 +32,7 @@ front along the horizontal direction of that travel (the farthest node beyond th
 node of x0); ``broken_fraction`` of the inner interfaces (``sliding_faces_broken_fraction``
 for the mass-bed ones); ``deposit_thickness_max_m`` from the plan-view deposit map
 (solver.cdem.deposit); ``peak_speed_mps`` the largest sampled speed of the sliding body's
-centre of mass; ``critical_friction_deg`` above; ``lost_elements`` the mass elements that
+centre of mass; ``mobilised_friction_deg`` above; ``lost_elements`` the mass elements that
 ended below every initial node (they fell off the modelled ground and the results miss
 them).
 """
@@ -205,7 +207,7 @@ class LandslideObserver:
                 "base_reaction_rel_error": abs(reaction - weight) / weight,
                 "equilibrium_unbalance_ratio": record.unbalance,
                 "equilibrium_broken_springs": int(total[7]),
-                "critical_friction_deg": math.degrees(math.atan2(np.linalg.norm(total[3:6]),
+                "mobilised_friction_deg": math.degrees(math.atan2(np.linalg.norm(total[3:6]),
                                                                  total[6]))}
 
     # -- checkpoints --------------------------------------------------------------------------
@@ -244,7 +246,7 @@ class LandslideObserver:
                "peak_kinetic_energy_J": self.peak_kinetic, "failed": self.failed,
                "stopped": self.stopped, "runout_time_s": self.runout_time,
                "map_cell_m": self.setup["map_cell"]}
-        for key in ("critical_friction_deg", "base_reaction_N", "weight_N",
+        for key in ("mobilised_friction_deg", "base_reaction_N", "weight_N",
                     "base_reaction_rel_error", "equilibrium_unbalance_ratio",
                     "equilibrium_broken_springs"):
             out[key] = self.equilibrium.get(key, math.nan)

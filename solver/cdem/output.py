@@ -16,7 +16,7 @@ from solver.cdem.interface import BROKEN_SHEAR, BROKEN_TENSION, INTACT
 from solver.cdem.model import Model
 from solver.cdem.state import InterfaceSprings
 from solver.contact_laws.laws import OPEN, SLIP, STICK
-from solver.io.vtk import VtkSeries, code_table, voigt_to_vtk
+from solver.io.vtk import VtkSeries, voigt_to_vtk
 
 SPRING_STATES = {INTACT: "intact", BROKEN_TENSION: "broken in tension",
                  BROKEN_SHEAR: "broken in shear"}
@@ -37,7 +37,7 @@ class CdemWriter:
         self.blocks = None
         self.faces = None
         self.contacts = (VtkSeries(comm, out_dir, f"{name}_contacts",
-                                   {"contact_states": code_table(CONTACT_STATES)})
+                                   {"contact_states": CONTACT_STATES})
                          if contact else None)
 
     def _open(self, m: Model) -> None:
@@ -45,10 +45,10 @@ class CdemWriter:
         groups = np.unique(np.concatenate(self.comm.allgather(np.unique(m.elements.group))))
         names = [self.group_names.get(int(g), str(int(g))) for g in groups]
         self.blocks = VtkSeries(self.comm, self.out_dir, self.name,
-                                {"group_names": code_table(dict(zip(groups.tolist(), names)))})
+                                {"group_names": dict(zip(groups.tolist(), names))})
         if self.comm.allreduce(len(m.springs)) > 0:
             self.faces = VtkSeries(self.comm, self.out_dir, f"{self.name}_interfaces",
-                                   {"spring_states": code_table(SPRING_STATES)})
+                                   {"spring_states": SPRING_STATES})
 
     def state(self) -> dict:
         """The frames written so far, per series (rank 0 has the file names)."""

@@ -30,7 +30,7 @@ RESULT_UNITS = {
     "sliding_distance_m": "m", "com_drop_m": "m", "runout_m": "m", "lost_elements": "-",
     "sliding_faces_broken_fraction": "-", "deposit_thickness_max_m": "m",
     "peak_speed_mps": "m/s", "peak_kinetic_energy_J": "J", "failed": "-", "stopped": "-",
-    "runout_time_s": "s", "map_cell_m": "m", "critical_friction_deg": "deg",
+    "runout_time_s": "s", "map_cell_m": "m", "mobilised_friction_deg": "deg",
     "base_reaction_N": "N", "weight_N": "N", "base_reaction_rel_error": "-",
     "equilibrium_unbalance_ratio": "-", "equilibrium_broken_springs": "-",
 }

@@ -39,9 +39,11 @@ Energy bookkeeping (all reduced over ranks): kinetic 1/2 m v^2 (at the half step
 energy of the elements and the springs, work of gravity sum m g.du, work of held dofs
 (reactions), damping work, and the energy the springs released at failure or dissipated by
 friction. Balance: E_kin + U_el + U_spr + D_damp + D_spring - W_gravity - W_held = E_0.
-Every ENERGY_EVERY steps, and at the first step of a run or restart, the progress line shows
-its residual as a share of the energy the run handles (``energy_error``, as in the results),
-so that a long run shows a leak while it runs, not only at its end.
+Every ENERGY_EVERY steps the progress line shows its residual as a share of the energy the
+run handles (``energy_error``, as in the results), so that a long run shows a leak while it
+runs, not only at its end; before the first of those steps of a run or restart it shows
+``-`` (at a run's first step the half-step kinetic energy is half the work of gravity: a
+residual of 0.5 that tells nothing of a leak).
 """
 
 from __future__ import annotations
@@ -490,8 +492,7 @@ class TimeLoop:
                                 self.unbalance, broken, load, self.view,
                                 self.update_stored_energy)
             stop = [obs(record) for obs in observers]
-            if (progress is not None and progress.shown
-                    and (self.energy_error is None or self.step % ENERGY_EVERY == 0)):
+            if progress is not None and progress.shown and self.step % ENERGY_EVERY == 0:
                 self.energy_error = self.update_stored_energy().relative_error()
             if progress is not None:
                 progress.update(clock.t_stage if math.isfinite(stage.duration) else clock.steps,

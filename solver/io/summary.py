@@ -2,9 +2,11 @@
 
 Keys: ``case, module, ranks, wall_s, steps`` and ``results`` (the case's named results), plus
 ``status`` (``done``, ``interrupted`` or ``diverged``), ``started`` (UTC, ISO 8601),
-``solver_version``, ``git_commit`` (of the code the run started with; ``None`` outside a git
-checkout; ``-dirty`` when tracked files differ from it), ``converged`` (false when a stage
-ended without converging) and ``units`` (the unit of each result present).
+``solver_version``, ``git_commit`` (of the code the run started with; ``-dirty`` when
+tracked files differ from it; outside a git checkout, as a container image is, the commit
+recorded in ``solver/build_commit.txt`` when the image was built, else ``None``),
+``converged`` (false when a stage ended without converging) and ``units`` (the unit of each
+result present).
 """
 
 from __future__ import annotations
@@ -39,20 +41,38 @@ def solver_version() -> str:
     return __version__
 
 
-def git_commit() -> str | None:
-    """The commit of the checkout the solver package runs from, if it is one."""
-    here = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+"""The ``solver`` package folder."""
+BUILD_COMMIT_FILE = "build_commit.txt"
+"""In ``PACKAGE_DIR``: the commit an image was built from (the Dockerfile's ``GIT_COMMIT``)."""
+
+
+def git_commit(package_dir: Path = PACKAGE_DIR) -> str | None:
+    """The commit of the checkout ``package_dir`` lies in; outside a checkout (or without
+    git), the commit its ``build_commit.txt`` records; None without either."""
+    return _checkout_commit(package_dir) or _recorded_commit(package_dir)
+
+
+def _checkout_commit(package_dir: Path) -> str | None:
     try:
-        head = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
-                              text=True, timeout=10)
+        head = subprocess.run(["git", "-C", str(package_dir), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
+        dirty = subprocess.run(["git", "-C", str(package_dir), "status", "--porcelain",
                                 "--untracked-files=no"], capture_output=True, text=True,
                                timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def _recorded_commit(package_dir: Path) -> str | None:
+    try:
+        recorded = (Path(package_dir) / BUILD_COMMIT_FILE).read_text().strip()
+    except OSError:
+        return None
+    return recorded or None
 
 
 def now_utc() -> str:

@@ -60,6 +60,45 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
     return {name: data[:, i] for i, name in enumerate(names)}
 
 
+def read_units(path: Path) -> dict[str, str]:
+    """Column name -> unit of a CSV written by :func:`write_rows` (no unit: ``""``)."""
+    with open(path, newline="") as fh:
+        labels = next(csv.reader(fh), [])
+    return {column_name(k): k[len(column_name(k)) + 2:-1] if k.endswith("]") else ""
+            for k in labels}
+
+
+def read_table(path: Path) -> Any:
+    """A CSV written by :func:`write_rows`, its columns named without their units: a pandas
+    DataFrame where pandas is installed, else a numpy record array (a column of numbers as
+    int64 or float64, an empty cell as NaN, any other column as strings)."""
+    try:
+        import pandas
+    except ImportError:
+        pandas = None
+    if pandas is not None:
+        frame = pandas.read_csv(path)
+        return frame.rename(columns=column_name)
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    names = [column_name(k) for k in rows[0]] if rows else []
+    columns = [_typed([row[i] if i < len(row) else "" for row in rows[1:]]) for i in
+               range(len(names))]
+    return np.rec.fromarrays(columns, names=names) if names else np.recarray(0, dtype=[])
+
+
+def _typed(cells: list[str]) -> np.ndarray:
+    """One CSV column as int64, float64 (empty cells NaN) or, failing both, strings."""
+    try:
+        return np.array([int(c) for c in cells], dtype=np.int64)
+    except ValueError:
+        pass
+    try:
+        return np.array([float(c) if c else np.nan for c in cells], dtype=np.float64)
+    except ValueError:
+        return np.array(cells, dtype=str)
+
+
 @contextmanager
 def png_figure(path: Path, nrows: int = 1, ncols: int = 1, *,
                figsize: tuple[float, float] = (6.4, 4.4), dpi: int = 110, tight: bool = True,

@@ -15,10 +15,12 @@ Conventions ParaView relies on (VTK's ``vtkXMLPUnstructuredGridWriter`` writes t
 * six-component arrays are symmetric tensors in VTK order XX, YY, ZZ, XY, YZ, XZ, named so
   (``vtkTensorPrincipalInvariants`` and the Tensor Glyph filter read that order); convert a
   Voigt-ordered array with :func:`voigt_to_vtk` first;
-* tables that explain integer codes (group names, state codes) and other run constants are
-  field data: string arrays in every piece (VTK's parallel reader takes field data from the
-  pieces) and in the ``.pvtu``. meshio does not read VTK string arrays: read the output with
-  VTK, pyvista or ParaView;
+* tables that explain integer codes (group names, state codes) and run constants such as a
+  CRS are field data in every piece (VTK's parallel reader takes field data from the pieces)
+  and in the ``.pvtu``: one one-value Int64 array per entry, named ``"<table> <code>: <label>"``
+  and holding the code (``group_names 1: rock`` = 1), so that ParaView shows the names
+  (Spreadsheet view, Field Data) and meshio, which reads no VTK string array, reads them too;
+  :func:`code_tables` turns the names back into tables;
 * points are the current (deformed) positions; no point array holds a displacement, so
   ParaView's Warp By Vector never moves the nodes a second time. Units: :data:`UNITS`.
 """
@@ -26,7 +28,9 @@ Conventions ParaView relies on (VTK's ``vtkXMLPUnstructuredGridWriter`` writes t
 from __future__ import annotations
 
 import base64
+import re
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -65,9 +69,24 @@ def component_names(n_components: int) -> tuple[str, ...]:
     return {3: VECTOR_COMPONENTS, 6: TENSOR_COMPONENTS}.get(n_components, ())
 
 
-def code_table(codes: dict[int, str]) -> list[str]:
-    """A field-data string table ``["0: stick", "1: slide", ...]`` for an integer code."""
-    return [f"{k}: {v}" for k, v in sorted(codes.items())]
+def table_entry_name(table: str, code: int, label: str) -> str:
+    """The field-data array name of one entry of a code table: ``"group_names 1: rock"``."""
+    return f"{table} {int(code)}: {label}"
+
+
+_ENTRY = re.compile(r"(\S+) (-?\d+): (.*)", re.DOTALL)
+
+
+def code_tables(array_names: Iterable[str]) -> dict[str, dict[int, str]]:
+    """The code tables held in field-data array names (those of any reader: pyvista's
+    ``field_data.keys()``, meshio's ``field_data``, VTK's ``GetArrayName``):
+    ``{"group_names": {0: "base", 1: "rock"}, ...}``; other names are left out."""
+    tables: dict[str, dict[int, str]] = {}
+    for name in array_names:
+        entry = _ENTRY.fullmatch(name)
+        if entry:
+            tables.setdefault(entry[1], {})[int(entry[2])] = entry[3]
+    return {table: dict(sorted(codes.items())) for table, codes in tables.items()}
 
 
 def _flatten(array: np.ndarray) -> np.ndarray:
@@ -102,32 +121,27 @@ def _encode(array: np.ndarray) -> str:
             + base64.b64encode(b"".join(packed)).decode())
 
 
-def _data_array(name: str, array: np.ndarray, indent: str) -> str:
-    return (f'{indent}<DataArray {_array_attributes(name, array)} format="binary">'
+def _data_array(name: str, array: np.ndarray, indent: str, tuples: str = "") -> str:
+    return (f'{indent}<DataArray {_array_attributes(name, array)}{tuples} format="binary">'
             f'{_encode(array)}</DataArray>\n')
 
 
-def _string_array(name: str, values: list[str], indent: str) -> str:
-    """A VTK string array in ASCII: character codes, each string ended by a 0."""
-    codes = " ".join(" ".join([*(str(b) for b in v.encode()), "0"]) for v in values)
-    return (f'{indent}<Array type="String" Name={quoteattr(name)} '
-            f'NumberOfTuples="{len(values)}" format="ascii">{codes}</Array>\n')
-
-
-def _field_data(field_data: dict[str, list[str]], indent: str) -> str:
-    if not field_data:
-        return ""
-    arrays = "".join(_string_array(k, [str(s) for s in v], indent + "  ")
-                     for k, v in field_data.items())
-    return f"{indent}<FieldData>\n{arrays}{indent}</FieldData>\n"
+def _field_data(tables: dict[str, dict[int, str]], indent: str) -> str:
+    """Every entry of every code table as a one-value Int64 array named after the entry
+    (field data needs its ``NumberOfTuples``)."""
+    arrays = "".join(_data_array(table_entry_name(table, code, label),
+                                 np.array([code], dtype=np.int64), indent + "  ",
+                                 ' NumberOfTuples="1"')
+                     for table, codes in tables.items() for code, label in sorted(codes.items()))
+    return f"{indent}<FieldData>\n{arrays}{indent}</FieldData>\n" if arrays else ""
 
 
 def write_vtu(path: Path, points: np.ndarray, cells: dict[str, np.ndarray],
               point_data: dict[str, np.ndarray], cell_data: dict[str, np.ndarray],
-              field_data: dict[str, list[str]] | None = None) -> None:
+              field_data: dict[str, dict[int, str]] | None = None) -> None:
     """One unstructured-grid piece. ``cells`` maps ``vertex``, ``line``, ``triangle``,
     ``quad`` or ``hexahedron`` to connectivity; ``cell_data`` arrays run over all cells in
-    that order; ``field_data`` holds string tables."""
+    that order; ``field_data`` holds code tables (name -> {code: label})."""
     points = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1, 3))
     blocks = [(kind, np.asarray(c, dtype=np.int64)) for kind, c in cells.items()]
     blocks = [(kind, c if c.ndim == 2 else c[:, None]) for kind, c in blocks]
@@ -159,12 +173,12 @@ def write_vtu(path: Path, points: np.ndarray, cells: dict[str, np.ndarray],
 class VtkSeries:
     """A time series of unstructured-grid frames for ParaView.
 
-    ``field_data`` (name -> list of strings) goes into every frame: the tables that explain
-    integer codes, run constants such as a CRS.
+    ``field_data`` (name -> {code: label}) goes into every frame: the tables that explain
+    integer codes, run constants such as a CRS (``{"crs": {0: "EPSG:32633"}}``).
     """
 
     def __init__(self, comm, out_dir: str | Path, name: str,
-                 field_data: dict[str, list[str]] | None = None):
+                 field_data: dict[str, dict[int, str]] | None = None):
         self.comm = comm
         self.out_dir = Path(out_dir)
         self.name = name

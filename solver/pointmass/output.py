@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from solver.io.table import png_figure, write_rows
-from solver.io.vtk import VtkSeries, code_table
+from solver.io.vtk import VtkSeries
 from solver.pointmass.dynamics import Frame
 from solver.pointmass.grid import Body
 from solver.pointmass.surface import Surface
@@ -33,7 +33,7 @@ class VtkFrames:
         from mpi4py import MPI
         self.out_dir, self.name = out_dir, name
         self.series = VtkSeries(MPI.COMM_SELF, out_dir, name,
-                                {"link_types": code_table(LINK_TYPES)})
+                                {"link_types": LINK_TYPES})
         self.lo, self.hi = np.full(2, np.inf), np.full(2, -np.inf)
         self.m = body.m
         n, n_rb, n_ep = len(body.m), len(body.rb), len(body.ep)
@@ -71,7 +71,7 @@ class VtkFrames:
         same area: one-frame series, so ParaView shows them at every time."""
         from mpi4py import MPI
         xs, ys, z = surface_grid(surface, self.lo, self.hi)
-        field = {"crs": [surface.crs]} if surface.crs else {}
+        field = {"crs": {0: surface.crs}} if surface.crs else {}
         X, Y = np.meshgrid(xs, ys)
         points = np.column_stack([X.ravel(), Y.ravel(), z.ravel()])
         quads = _grid_quads(len(xs), len(ys))

@@ -55,12 +55,13 @@ class Terrain:
     """The slope: a 2-D profile (polyline z(x)) or a 3-D raster DEM z(x, y)."""
 
     kind: Literal["profile", "raster"] = param(unit="-", doc="profile (2-D polyline) or raster "
-                                               "(3-D DEM, ESRI ASCII or .npy)")
+                                               "(3-D DEM: GeoTIFF, ESRI ASCII or .npy)")
     points: list[Vec2] = param(unit="m", doc="profile: vertices (x, z), x strictly increasing",
                                default_factory=list)
     segments: list[Segment] = param(unit="-", doc="profile: ground stretches covering "
                                     "[x_first, x_last] without overlap", default_factory=list)
-    path: str = param("", unit="-", doc="raster: DEM file (.asc, or .npy z[iy, ix])", path=True)
+    path: str = param("", unit="-", doc="raster: DEM file, GeoTIFF (.tif, needs rasterio), "
+                      "ESRI ASCII grid (.asc) or .npy z[iy, ix]", path=True)
     origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: x, y of node [0, 0]")
     spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: node spacing dx, dy", ge=0.0)
     ground: str = param("", unit="-", doc="raster: name of its ground set in [grounds]")

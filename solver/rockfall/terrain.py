@@ -2,7 +2,7 @@
 
 Both give the block's gap to the ground, the contact at a touch, the local surface for rolling
 and a VTK surface. The raster is the point-mass module's: :func:`solver.pointmass.dem.read_grid`
-(ESRI ASCII or .npy; no-data nodes are rejected) and its interpolating bicubic spline
+(GeoTIFF, ESRI ASCII or .npy; no-data nodes are rejected) and its interpolating bicubic spline
 :class:`solver.pointmass.surface.Raster`.
 
 Gap of the ellipsoid ``{(x - c)^T M^-1 (x - c) <= 1}`` to the profile. The profile does not
