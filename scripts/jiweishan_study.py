@@ -233,13 +233,21 @@ def build_level_mesh(level: int, mesh: Path) -> HexMesh:
     return built
 
 
+class LevelStopped(Exception):
+    """A level's run that did not end done: its exit code (solver run's) and what to do."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
 def level_run(comm, case_path: Path, folder: Path, extra: list[str],
               checkpoint_every: str | None) -> dict:
     """The summary of the level's run in ``folder/run``: one that is done is taken as it is;
     one that a signal stopped (``"status": "interrupted"``, with its checkpoint) goes on
     from its checkpoint; any other is run from the start, checkpointing every
     ``checkpoint_every`` (a step count or a duration: solver run --checkpoint-every).
-    Collective; raises RuntimeError when the run does not end done."""
+    Collective; raises LevelStopped when the run does not end done."""
     from solver import cli
 
     run_dir = folder / "run"
@@ -254,8 +262,8 @@ def level_run(comm, case_path: Path, folder: Path, extra: list[str],
                  else ["--out", str(run_dir), "--overwrite"])
         code = cli.main(["run", str(case_path), *where, "--quiet", *sets, *every])
         if code != 0:
-            raise RuntimeError(f"{folder}: the run ended with exit code {code}"
-                               + (f"; run the study again to go on from its checkpoint"
+            raise LevelStopped(code, f"{folder}: the run ended with exit code {code}"
+                               + ("; run the study again to go on from its checkpoint"
                                   if checkpoint_every else ""))
     return json.loads(summary_path.read_text()) if comm.rank == 0 else {}
 
@@ -448,6 +456,10 @@ def main(argv: list[str] | None = None) -> int:
         if comm.rank == 0:
             print(f"error: {exc.where}: {exc.message}", file=sys.stderr)
         return 2
+    except LevelStopped as exc:
+        if comm.rank == 0:
+            print(f"error: {exc}", file=sys.stderr)
+        return exc.code
     wall = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
     if comm.rank == 0:
         study = {"study": args.study, "ranks": comm.size, "wall_s": wall, "rows": rows, **extra}
