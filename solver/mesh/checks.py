@@ -85,29 +85,44 @@ def check_elements(mesh: HexMesh, where: str) -> None:
     is negative everywhere the file most likely uses the mirror-image node order, which the
     message says, but the mesh is not reordered silently. zero-volume/degenerate:
     |det J| <= tol somewhere (flat element, collapsed edge or face). tol = 1e-12 h^3 / 8, h
-    the element's longest edge, so the test is independent of units.
+    the element's longest edge, so the test is independent of units. The elements are
+    tested a chunk at a time: nothing but two flags per element is held for the whole mesh.
     """
-    det = element_determinants(mesh.points, mesh.cells)
-    edges = mesh.points[mesh.cells[:, _EDGES[:, 1]]] - mesh.points[mesh.cells[:, _EDGES[:, 0]]]
-    h = np.linalg.norm(edges, axis=2).max(axis=1)
-    tol = (DEGENERATE_TOLERANCE / 8.0) * h[:, None] ** 3
-    inverted = (det < -tol).any(axis=1)
+    n = mesh.n_cells
+    inverted, degenerate = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    all_inverted = True
+    for start in range(0, n, _CHUNK):
+        det, tol = _determinants_and_tolerance(mesh.points, mesh.cells[start:start + _CHUNK])
+        below = det < -tol
+        inverted[start:start + _CHUNK] = below.any(axis=1)
+        degenerate[start:start + _CHUNK] = (np.abs(det) <= tol).any(axis=1)
+        all_inverted = all_inverted and bool(below.all())
     if inverted.any():
-        if (det < -tol).all():
-            raise InputError(where, f"all {len(det)} elements are inverted (node order?): "
+        if all_inverted:
+            raise InputError(where, f"all {n} elements are inverted (node order?): "
                                     "det J < 0 everywhere, as for the mirror-image node order; "
                                     "expected VTK order, bottom face 0-1-2-3 counter-clockwise "
                                     "seen from +z, top face 4-5-6-7 above it")
         e = int(np.flatnonzero(inverted)[0])
+        det, _ = _determinants_and_tolerance(mesh.points, mesh.cells[e:e + 1])
         raise InputError(where, f"element {e} is inverted: det J < 0 at "
-                                f"{_sample_name(int(np.argmin(det[e])))} "
+                                f"{_sample_name(int(np.argmin(det[0])))} "
                                 f"({int(inverted.sum())} inverted element(s))")
-    degenerate = (np.abs(det) <= tol).any(axis=1)
     if degenerate.any():
         e = int(np.flatnonzero(degenerate)[0])
+        det, _ = _determinants_and_tolerance(mesh.points, mesh.cells[e:e + 1])
         raise InputError(where, f"element {e} has zero volume or is degenerate: det J ~ 0 at "
-                                f"{_sample_name(int(np.argmin(np.abs(det[e]))))} "
+                                f"{_sample_name(int(np.argmin(np.abs(det[0]))))} "
                                 f"({int(degenerate.sum())} degenerate element(s))")
+
+
+def _determinants_and_tolerance(points: np.ndarray,
+                                cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """det J (n, 16) of the elements ``cells`` (:func:`element_determinants`) and the
+    tolerance (n, 1) below which |det J| counts as zero (:func:`check_elements`)."""
+    edges = points[cells[:, _EDGES[:, 1]]] - points[cells[:, _EDGES[:, 0]]]
+    h = np.linalg.norm(edges, axis=2).max(axis=1)
+    return element_determinants(points, cells), (DEGENERATE_TOLERANCE / 8.0) * h[:, None] ** 3
 
 
 def _sample_name(k: int) -> str:

@@ -20,6 +20,9 @@ from solver.mesh.partition import partition_elements
 from solver.mesh.topology import FACES, face_areas, shared_faces
 from solver.parallel import root_only
 
+_CHUNK = 65536
+"""Elements or faces whose corner coordinates are gathered at once."""
+
 
 @dataclass
 class SharedFaces:
@@ -90,11 +93,30 @@ def _plan(n_parts: int, mesh: HexMesh, method: str, where: str,
         topo = shared_faces(mesh.cells)
     except ValueError as exc:
         raise InputError(where, str(exc)) from None
-    volumes = element_volumes(mesh.points[mesh.cells])
-    centroids = mesh.points[mesh.cells].mean(axis=1)
+    volumes, centroids = _volumes_and_centroids(mesh)
     parts = partition_elements(n_parts, centroids, topo.elem, method, work)
-    quads = mesh.points[mesh.cells[topo.elem[:, 0][:, None], FACES[topo.face[:, 0]]]]
-    return topo, volumes, parts, face_areas(quads)
+    return topo, volumes, parts, _shared_face_areas(mesh, topo)
+
+
+def _volumes_and_centroids(mesh: HexMesh) -> tuple[np.ndarray, np.ndarray]:
+    """Volume (n,) and centroid (n, 3) of every element, from the corner coordinates of
+    _CHUNK elements at a time (never those of the whole mesh at once)."""
+    volumes, centroids = np.empty(mesh.n_cells), np.empty((mesh.n_cells, 3))
+    for start in range(0, mesh.n_cells, _CHUNK):
+        x = mesh.points[mesh.cells[start:start + _CHUNK]]
+        volumes[start:start + _CHUNK] = element_volumes(x)
+        centroids[start:start + _CHUNK] = x.mean(axis=1)
+    return volumes, centroids
+
+
+def _shared_face_areas(mesh: HexMesh, topo) -> np.ndarray:
+    """Area of every shared face (n_faces,), on its A side, _CHUNK faces at a time."""
+    area = np.empty(topo.n_faces)
+    for start in range(0, topo.n_faces, _CHUNK):
+        chunk = slice(start, start + _CHUNK)
+        corners = mesh.cells[topo.elem[chunk, 0][:, None], FACES[topo.face[chunk, 0]]]
+        area[chunk] = face_areas(mesh.points[corners])
+    return area
 
 
 def distribute(comm, mesh: HexMesh | None, method: str, where: str,

@@ -34,14 +34,23 @@ def read_hex_mesh(path: str) -> HexMesh:
     if cells.size and (cells.min() < 0 or cells.max() >= len(raw.points)):
         raise InputError(where, f"elements refer to nodes outside 0..{len(raw.points) - 1}")
     groups, names = _groups(raw, blocks, where)
-    node_ids, compact = np.unique(cells, return_inverse=True)
+    node_ids, cells = _renumbered(cells, len(raw.points))
     points = np.asarray(raw.points, dtype=np.float64)[node_ids]
     if points.shape[1] != 3:
         raise InputError(where, f"points have {points.shape[1]} coordinates, need 3")
-    mesh = HexMesh(points=points, cells=compact.reshape(cells.shape).astype(np.int64),
-                   groups=groups, group_names=names)
+    mesh = HexMesh(points=points, cells=cells, groups=groups, group_names=names)
     check_hex_mesh(mesh, where, node_ids)
     return mesh
+
+
+def _renumbered(cells: np.ndarray, n_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """The file indices of the nodes the cells use, increasing, and the cells with those
+    nodes numbered 0.. in that order: ``np.unique(cells, return_inverse=True)``, without
+    its sort."""
+    used = np.zeros(n_points, dtype=bool)
+    used[cells] = True
+    number = np.cumsum(used, dtype=np.int64) - 1
+    return np.flatnonzero(used), number[cells]
 
 
 def _meshio_read(path: str, where: str) -> meshio.Mesh:

@@ -14,6 +14,9 @@ import numpy as np
 FACES = np.array([[0, 3, 2, 1], [4, 5, 6, 7], [0, 1, 5, 4],
                   [1, 2, 6, 5], [2, 3, 7, 6], [3, 0, 4, 7]], dtype=np.int64)
 
+_CHUNK = 65536
+"""Faces whose node pairs are matched at once."""
+
 
 @dataclass
 class InterfaceTopology:
@@ -34,11 +37,15 @@ class InterfaceTopology:
 
 
 def shared_faces(cells: np.ndarray) -> InterfaceTopology:
-    """Find every face shared by two hexahedra (matching sorted node quadruples)."""
-    n_el = len(cells)
+    """Find every face shared by two hexahedra (matching sorted node quadruples).
+
+    B's node of each pair is looked up among the 4 nodes of B's face only (they are the 4
+    nodes of A's face, so this is the node a search of all of B's 8 nodes finds), _CHUNK
+    faces at a time.
+    """
     small = cells.max(initial=0) < np.iinfo(np.int32).max
-    keys = np.sort(cells[:, FACES].reshape(-1, 4).astype(np.int32 if small else np.int64),
-                   axis=1)
+    keys = cells.astype(np.int32 if small else np.int64)[:, FACES].reshape(-1, 4)
+    keys.sort(axis=1)
     order = np.lexsort(keys.T[::-1])
     keys = keys[order]
     same = np.all(keys[1:] == keys[:-1], axis=1)
@@ -50,16 +57,18 @@ def shared_faces(cells: np.ndarray) -> InterfaceTopology:
     del order
     swap = a_idx // 6 > b_idx // 6
     a_idx, b_idx = np.where(swap, b_idx, a_idx), np.where(swap, a_idx, b_idx)
-    ea, fa, eb, fb = a_idx // 6, a_idx % 6, b_idx // 6, b_idx % 6
-    nodes_a = FACES[fa]                           # (n, 4) local nodes of A's face
-    glob = cells[ea[:, None], nodes_a]            # global ids in A's order
-    match = cells[eb][:, None, :] == glob[:, :, None]   # (n, 4, 8)
-    nodes_b = np.argmax(match, axis=2)
-    if n_el and len(ea) and not np.all(match.any(axis=2)):
-        raise ValueError("shared face without coincident nodes")
-    elem = np.stack([ea, eb], axis=1).astype(np.int64)
-    face = np.stack([fa, fb], axis=1).astype(np.int64)
-    local = np.stack([nodes_a, nodes_b], axis=1).astype(np.int64)
+    del swap
+    elem = np.stack([a_idx // 6, b_idx // 6], axis=1)
+    face = np.stack([a_idx % 6, b_idx % 6], axis=1)
+    del a_idx, b_idx
+    local = FACES[face]                           # (n, 2, 4) local nodes of A's and B's face
+    for start in range(0, len(elem), _CHUNK):
+        rows = slice(start, start + _CHUNK)
+        glob = cells[elem[rows, :1], local[rows, 0]]          # global ids in A's order
+        match = cells[elem[rows, 1:], local[rows, 1]][:, None, :] == glob[:, :, None]
+        if not match.any(axis=2).all():
+            raise ValueError("shared face without coincident nodes")
+        local[rows, 1] = np.take_along_axis(local[rows, 1], np.argmax(match, axis=2), axis=1)
     return InterfaceTopology(elem=elem, face=face, local_nodes=local)
 
 
