@@ -303,7 +303,7 @@ def write_resolution(out: Path, name: str, rows: list[dict]) -> None:
     plot_distances(out / "resolution.png", plot_title(name, ["level"]),
                    [r["sliding_elements"] for r in rows], "elements of the sliding body [-]",
                    rows, log_x=True)
-    panels = [*RESOLUTION_RESULTS[:-1], "dt_max_s", "steps", "wall_s"]
+    panels = [*RESOLUTION_RESULTS[:-1], "dt_max_s", "steps", "steps_runout"]
     with png_figure(out / "resolution_results.png", 3, 3, figsize=(11.0, 8.5),
                     sharex=True) as (fig, axes):
         for ax, key in zip(axes.ravel(), panels):
