@@ -226,7 +226,7 @@ def test_a_pair_of_blocks_just_steeper_than_their_friction_angle_slides(tmp_path
     tan(phi)) = 0.182 m/s^2, whatever the base's mesh under them. Its element joint lies
     under theirs, so that the base's semi-springs there pass from the front block into the
     rear one after 5 mm; the rear one's front face caught them and the pair stopped within a
-    centimetre (the Jiweishan snag, docs/jiweishan.md; a = 2e-4 m/s^2). Within 5 %: the
+    centimetre (the Jiweishan snag, CHANGELOG.md; a = 2e-4 m/s^2). Within 5 %: the
     blocks swing on their soft shear springs (period 0.16 s), which moves the slope of the
     velocity fitted over the last 0.3 s by 2-3 % (measured -2.4 %; -1.6 % over 0.6 s of a
     1.2 s run). The energy balance within 0.5 % (measured 0.07 %)."""

@@ -846,7 +846,7 @@ def _entering(path, carrier=0.5, alpha=0.01, tol=1e-4):
 
 
 def test_a_point_entering_through_a_side_at_right_angles_loads_only_below_the_facing_face():
-    """The snag of the coarse Jiweishan runout (docs/jiweishan.md): a point of a face with normal -z
+    """The snag of the coarse Jiweishan runout (CHANGELOG.md): a point of a face with normal -z
     entering a block T 0.02 m below T's top through T's side x = 1 lay nearer the side than
     the top, so its contact formed on the side and pushed T back along x (up to 0.02 m deep)
     before the top became T's nearest face. A contact forms only on a face turned toward the
