@@ -97,11 +97,11 @@ class StepBound:
     """What the stable step of a rank's elements (n,) rests on: omega_el2 (n,) the square of
     each element's own largest frequency (:func:`element_frequency`) [1/s2]; node_mass (n, 8)
     [kg]; moving (n, 8) the nodes that set a bound: those not held in all three directions
-    (every node, where none in the model moves); spring_k (n, 6) the
-    interface spring a node of each face carries while the face is glued (0: no shared
-    face); contact_k (n,) the contact stiffness every node of the element carries while any
-    of its faces is active (0: none can open) [N/m] (module docstring); zeta the contact
-    dashpots' damping ratio at those nodes."""
+    (every node, where none in the model moves); spring_k (n, 6) the interface spring a
+    node of each face carries while the face is glued (0: no shared face); contact_k (n,)
+    the contact stiffness every node of the element carries while any of its faces is
+    active (0: none can open) [N/m] (module docstring); zeta the contact dashpots' damping
+    ratio at those nodes."""
 
     omega_el2: np.ndarray
     node_mass: np.ndarray
