@@ -22,7 +22,7 @@ from scipy.spatial import cKDTree
 from solver.cdem.bench_scale import heap_config, heap_mesh
 from solver.cdem.contact.detect import face_spheres, find_candidates
 from solver.cdem.contact.exchange import semi_spring_points
-from solver.cdem.contact.geometry import FRAME_WIDTH, face_frames
+from solver.cdem.contact.frames import FRAME_WIDTH, face_frames
 from solver.cdem.contact.records import N_CANDIDATES
 from solver.cdem.model import model_from_mesh
 

@@ -7,9 +7,10 @@ from solver.cdem.contact.detect import (_box_grid_cells, boxes_within, element_b
                                         faces_near_boxes, find_candidates, local_faces,
                                         surface_boxes)
 from solver.cdem.contact.exchange import UNSORTED, ShareBuffers, ordered_sums
-from solver.cdem.contact.geometry import (FRAME_WIDTH, _bilinear_projection, _face_accepts,
-                                          _nearest_face, face_frames, semi_edge_geometry,
-                                          semi_spring_geometry)
+from solver.cdem.contact.frames import FRAME_WIDTH, face_frames
+from solver.cdem.contact.semi_edge import semi_edge_geometry
+from solver.cdem.contact.semi_spring import (_bilinear_projection, _face_accepts, _nearest_face,
+                                             semi_spring_geometry)
 from solver.cdem.contact.law import book_carried_dashpot, contact_law
 from solver.cdem.contact.records import N_CANDIDATES, GrowingRows, renumber_target_nodes
 from solver.contact_laws.laws import OPEN, STICK

@@ -1,9 +1,11 @@
 """Semi-spring / semi-edge contact between CDEM blocks (Feng et al. 2014, sections 3-5).
 
 One pipeline, split by job: :mod:`detect` (potential targets, ghost faces from neighbouring
-ranks), :mod:`geometry` (semi-spring -> face, semi-edge -> edge), :mod:`law` (the force,
-one call into solver.contact_laws for both kinds), :mod:`exchange` (node shares to their
-owners, summed in global order); :mod:`pipeline` runs them on a rank's arrays.
+ranks), the geometry (:mod:`frames`: face frames and point tests; :mod:`semi_spring`:
+semi-spring -> face; :mod:`semi_edge`: semi-edge -> edge), :mod:`law` (the force, one call
+into solver.contact_laws for both kinds), :mod:`exchange` (node shares to their owners,
+summed in global order); :mod:`pipeline` runs them on a rank's arrays. The rules and the
+tests that pin them: docs/contact.md.
 """
 
 from solver.cdem.contact.pipeline import Contact, ContactElements, ContactParams

@@ -11,7 +11,7 @@ point-face distance
     d_f = max(|p - c_f| - R_f, |(p - c_f) . n_f| - h_f)
 
 (ties by global face id, so that the choice is the same on any partition). n_f is the
-normal of the face's two diagonals and h_f its warp (solver.cdem.contact.geometry
+normal of the face's two diagonals and h_f its warp (solver.cdem.contact.frames
 .face_frames): the bilinear face lies within h_f of the plane through c_f normal to n_f,
 so no point of it is nearer p than either term. The sphere gap alone ranks a large face
 whose sphere holds p ahead of a small face just below p, even where p is tens of metres
@@ -47,7 +47,7 @@ import math
 import numpy as np
 from numba import njit
 
-from solver.cdem.contact.geometry import plane_distance
+from solver.cdem.contact.frames import plane_distance
 from solver.cdem.contact.records import N_CANDIDATES
 from solver.mesh.topology import FACES
 

@@ -59,8 +59,9 @@ from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST
                                           VERTEX_FACE, BodySums, GhostElements, ShareBuffers,
                                           contact_types, count_loaded, ghost_rows, node_shares,
                                           ordered_sums, semi_spring_points, unpack_ghosts)
-from solver.cdem.contact.geometry import (FRAME_WIDTH, face_frames, semi_edge_geometry,
-                                          semi_spring_geometry)
+from solver.cdem.contact.frames import FRAME_WIDTH, face_frames
+from solver.cdem.contact.semi_edge import semi_edge_geometry
+from solver.cdem.contact.semi_spring import semi_spring_geometry
 from solver.cdem.contact.law import (book_carried_dashpot, contact_law, loaded_stiffness,
                                      stable_dashpot_mass)
 from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
@@ -447,7 +448,7 @@ class Contact:
 
     def _face_frames(self, x: np.ndarray) -> None:
         """Face planes (centre, normal, warp) and element centroids of the contact elements
-        (solver.cdem.contact.geometry.face_frames), for this step's geometry and, at a
+        (solver.cdem.contact.frames.face_frames), for this step's geometry and, at a
         renewal, the ranking of the potential targets."""
         face_frames(x, self.gx, self.base, self.n_own, self.frames, self.centroid)
 

@@ -102,24 +102,24 @@ class ContactRecords:
     edge 4 (6 g + f) + j; -1 none); f_t (n, 3) tangential force; dashpot (n, 2) last dashpot
     force and overlap rate; f_n (n,) normal force; status (n,) STICK / SLIP / OPEN; share
     (n,) the part of the contact the record carries, decided when its contact forms or it
-    comes to or leaves a place, and kept between (solver.cdem.contact.geometry): for a
+    comes to or leaves a place, and kept between (solver.cdem.contact.semi_spring): for a
     semi-spring 1/2 where another semi-spring sits at the same place in contact with the
     carrying face (Feng et al. 2014, section 5), else 1, and 0 while open; 1 for a
     semi-edge; placed (n,) whether the semi-spring is at a place (a vertex of its target
     face within reach of its own); offset (n,) a record's depth below its target (a
     semi-edge's beyond the tolerance) when its contact formed less that step's approach,
-    subtracted from its depth while the contact lasts (solver.cdem.contact.geometry);
-    overlap (n,) > 0 in contact, the last step's when the step begins (a semi-spring
-    contact that moves to another element continues from it).
+    subtracted from its depth while the contact lasts; overlap (n,) > 0 in contact, the
+    last step's when the step begins (a semi-spring contact that moves to another element
+    continues from it).
     normal (n, 3) unit normal out of the target, written while in contact and kept after
     (where a semi-spring's contact passes to another element, the face it was on decides
-    whether it may go on, solver.cdem.contact.geometry).
-    Geometry of this step (written by solver.cdem.contact.geometry): slip (n, 3) relative
-    displacement increment; own_w (n, 4) weights of the carrying face's nodes; target_node
-    (n, 4) contact nodes 8 c + a of the target (-1 unused) and their weights target_w
-    (n, 4); target_elem (n,) target contact element; the next step reads the nodes and
-    weights of the records then still loaded. Output of the law: force (n, 3) on the
-    carrying face (its reaction on the target).
+    whether it may go on).
+    Geometry of this step (written by solver.cdem.contact.semi_spring and .semi_edge): slip
+    (n, 3) relative displacement increment; own_w (n, 4) weights of the carrying face's
+    nodes; target_node (n, 4) contact nodes 8 c + a of the target (-1 unused) and their
+    weights target_w (n, 4); target_elem (n,) target contact element; the next step reads
+    the nodes and weights of the records then still loaded. Output of the law: force (n, 3)
+    on the carrying face (its reaction on the target).
     """
 
     kind: int
