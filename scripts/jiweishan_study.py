@@ -242,12 +242,14 @@ class LevelStopped(Exception):
 
 
 def level_run(comm, case_path: Path, folder: Path, extra: list[str],
-              checkpoint_every: str | None) -> dict:
+              checkpoint_every: str | None, rebalance_above: float | None = None) -> dict:
     """The summary of the level's run in ``folder/run``: one that is done is taken as it is;
     one that a signal stopped (``"status": "interrupted"``, with its checkpoint) goes on
     from its checkpoint; any other is run from the start, checkpointing every
-    ``checkpoint_every`` (a step count or a duration: solver run --checkpoint-every).
-    Collective; raises LevelStopped when the run does not end done."""
+    ``checkpoint_every`` (a step count or a duration: solver run --checkpoint-every) and
+    repartitioning by work at a checkpoint where the busiest rank worked more than
+    ``rebalance_above`` times the mean (solver run --rebalance-above). Collective; raises
+    LevelStopped when the run does not end done."""
     from solver import cli
 
     run_dir = folder / "run"
@@ -258,6 +260,8 @@ def level_run(comm, case_path: Path, folder: Path, extra: list[str],
         sets = sum((["--set", o] for o in [f"mesh.path={folder / 'jiweishan.msh'}", *extra]),
                    [])
         every = ["--checkpoint-every", checkpoint_every] if checkpoint_every else []
+        if rebalance_above:
+            every += ["--rebalance-above", str(rebalance_above)]
         where = (["--restart", str(run_dir)] if status == "interrupted"
                  else ["--out", str(run_dir), "--overwrite"])
         code = cli.main(["run", str(case_path), *where, "--quiet", *sets, *every])
@@ -269,7 +273,8 @@ def level_run(comm, case_path: Path, folder: Path, extra: list[str],
 
 
 def resolution_study(comm, case_path: Path, levels: list[int], out: Path, extra: list[str],
-                     checkpoint_every: str | None = None) -> list[dict] | None:
+                     checkpoint_every: str | None = None,
+                     rebalance_above: float | None = None) -> list[dict] | None:
     """Mesh and run the case at every level, each run on all ranks of ``comm`` in
     ``out/level_K`` (a level already done is read back, one stopped by a signal goes on
     from its checkpoint: :func:`level_run`); the rows on rank 0 (None elsewhere).
@@ -279,7 +284,7 @@ def resolution_study(comm, case_path: Path, levels: list[int], out: Path, extra:
         folder = (out / f"level_{level}").resolve()
         mesh = folder / "jiweishan.msh"
         built = root_only(comm, partial(build_level_mesh, level, mesh))
-        summary = level_run(comm, case_path, folder, extra, checkpoint_every)
+        summary = level_run(comm, case_path, folder, extra, checkpoint_every, rebalance_above)
         if comm.rank == 0:
             r = summary["results"]
             stages = {stage["name"]: stage for stage in r["stages"]}
@@ -428,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
                             help="override a case field in every run")
     resolution.add_argument("--checkpoint-every", metavar="N|DURATION",
                             help="checkpoint each run (a stopped study goes on from there)")
+    resolution.add_argument("--rebalance-above", type=float, metavar="RATIO",
+                            help="repartition a run by work at a checkpoint where the busiest "
+                                 "rank worked more than RATIO times the mean")
     args = parser.parse_args(argv)
     comm = MPI.COMM_WORLD
     start = time.perf_counter()
@@ -442,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
             if min(args.levels) < 1:
                 raise InputError("--levels", f"levels are 1, 2, ..., got {min(args.levels)}")
             rows = resolution_study(comm, args.case, sorted(set(args.levels)), args.out,
-                                    args.overrides, args.checkpoint_every)
+                                    args.overrides, args.checkpoint_every,
+                                    args.rebalance_above)
             extra = {}
             if comm.rank == 0:
                 write_resolution(args.out, "jiweishan resolution", rows)
