@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from solver.case import COORDINATE_LIMIT, exactly_one, param, section
+from solver.contact_laws.register import (DYNAMIC_FRICTION, FRICTION, NORMAL_LAWS, RESTITUTION,
+                                          TANGENTIAL_LAWS, WEAKENING_VELOCITY, law_field)
 from solver.errors import InputError
 from solver.sweep import CaseSweep
 
@@ -125,14 +127,18 @@ class ContactConfig:
     """Semi-spring contact between blocks (solver.cdem.contact)."""
 
     enabled: bool = param(False, unit="-", doc="detect and resolve block contacts")
-    friction_deg: float = param(30.0, unit="deg", doc="contact friction angle", ge=0.0, lt=90.0)
+    normal_law: Literal[tuple(NORMAL_LAWS)] = param(
+        "linear_dashpot", unit="-", doc="law of the normal force (solver.contact_laws.register)")
+    tangential_law: Literal[tuple(TANGENTIAL_LAWS)] = param(
+        "coulomb", unit="-", doc="law of the friction coefficient (solver.contact_laws.register)")
+    friction_deg: float = law_field(FRICTION)
+    dynamic_friction_deg: float = law_field(DYNAMIC_FRICTION)
+    weakening_velocity: float = law_field(WEAKENING_VELOCITY)
     normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per area (0: beta (K+4G/3)/h)",
                                     ge=0.0)
     shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_t per area (0: beta G/h)", ge=0.0)
     stiffness_factor: float = param(1.0, unit="-", doc="beta of the default stiffness", gt=0.0)
-    restitution: float = param(0.5, unit="-", doc="normal restitution e_n the dashpot is "
-                               "tuned for (a single element landing flat on a face)",
-                               gt=0.0, le=1.0)
+    restitution: float = law_field(RESTITUTION)
     indentation: float = param(0.01, unit="-", doc="alpha in d = alpha L (Feng et al. 2014 Eq. 3)",
                                gt=0.0, lt=0.5)
     tolerance: float = param(1e-3, unit="-", doc="search tolerance / median face size",
@@ -144,6 +150,8 @@ class ContactConfig:
         if self.tolerance >= self.indentation:
             raise InputError(f"{where}.tolerance", "must be below the indentation alpha "
                                                    "(Feng et al. 2014: d = alpha L > tolerance)")
+        NORMAL_LAWS[self.normal_law].check(self, where)
+        TANGENTIAL_LAWS[self.tangential_law].check(self, where)
 
 
 @dataclass

@@ -1,5 +1,8 @@
 """Contact force laws: linear spring-dashpot normal force, Cundall-Strack tangential spring with
-the Coulomb cap, and a brittle Mohr-Coulomb rock-joint variant with tension cut-off.
+the Coulomb cap, velocity-weakening friction, and a brittle Mohr-Coulomb rock-joint variant
+with tension cut-off; and the dispatch kernels that apply the laws a case chose by name
+(:func:`normal_law_force`, :func:`friction_coefficient`; the register of names and ids is
+solver.contact_laws.register).
 
 All functions are numba ``@njit(cache=True)`` scalar kernels, callable from other njit kernels;
 the ones used per contact in hot loops are inlined into their callers.
@@ -30,6 +33,8 @@ Sources
   F_t = -sgn(zeta) min(k_t |zeta|, mu F_n), with the spring length reset to the Coulomb limit
   while sliding, |zeta| = mu F_n / k_t (their Eq. 42). In 3D the stored force is rotated into
   the current tangent plane each step (magnitude kept), as 3DEC and PFC do.
+* Velocity-weakening friction (:func:`velocity_weakening_friction`): Lucas, Mangeney and
+  Ampuero (2014), mu(v) = mu_d + (mu_s - mu_d) / (1 + |v| / v_c).
 * Rock joints (:func:`joint_spring`): brittle Mohr-Coulomb with tension cut-off (Feng et al.
   2014, Eq. 14, whose typeset form is lost; written out as equations J1-J4 of
   docs/references.md; the 3DEC joint model): tension F_n < -T A breaks the joint; shear
@@ -44,6 +49,8 @@ from __future__ import annotations
 import math
 
 from numba import njit
+
+from solver.contact_laws.register import VELOCITY_WEAKENING_ID
 
 STICK = 0
 SLIP = 1
@@ -203,6 +210,43 @@ def cundall_strack_xyz(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t, mu, f_n, cohesio
     f0, f1, f2, old2 = tangential_trial(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t)
     cap = max(cohesion_force + mu * f_n, 0.0)
     return coulomb_return(f0, f1, f2, old2, cap, k_t)
+
+
+@njit(cache=True, inline="always")
+def velocity_weakening_friction(mu_s, mu_d, v_c, slip_rate):
+    """Friction coefficient of a contact slipping at ``slip_rate`` [m/s] (Lucas, Mangeney and
+    Ampuero 2014): mu(v) = mu_d + (mu_s - mu_d) / (1 + |v| / v_c), from the static mu_s at
+    rest down to the dynamic mu_d at |v| >> v_c [m/s], half-way at |v| = v_c."""
+    return mu_d + (mu_s - mu_d) / (1.0 + abs(slip_rate) / v_c)
+
+
+@njit(cache=True, inline="always")
+def normal_law_force(laws, overlap, overlap_rate, k_n, c_n):
+    """Normal force of the law ``laws.normal`` (solver.contact_laws.register.LawChoice),
+    compression positive, no tension. linear_dashpot (:func:`normal_force`, penalty spring
+    k_n and dashpot c_n) is the only one; a new normal law adds its branch on the id."""
+    return normal_force(overlap, overlap_rate, k_n, c_n, 0.0)
+
+
+@njit(cache=True, inline="always")
+def friction_coefficient(laws, mu, t0, t1, t2, dt):
+    """Friction coefficient of the law ``laws.tangential`` (solver.contact_laws.register
+    .LawChoice) for a contact whose tangential relative displacement increment over this
+    step (dt) is t = (t0, t1, t2): coulomb, mu itself; velocity_weakening,
+    :func:`velocity_weakening_friction` with mu_s = mu at the slip rate v = |t| / dt.
+
+    v is the relative tangential speed of the two bodies at the contact over the step, the
+    increment of the step's half-step velocities (the trial slip), not the last step's
+    plastic slip: it is known before the force (the law stays explicit, mu(v^(n-1/2)) for
+    F^n), it needs no state per contact, and it is the sliding speed the law of Lucas et
+    al. (2014) is written in; a sticking contact's elastic rate is small and keeps mu near
+    mu_s. Evaluated half a step behind, the law is stable where the friction's slope
+    F_n (mu_s - mu_d) / v_c, over the mass it acts on, times dt is far below 1."""
+    if laws.tangential == VELOCITY_WEAKENING_ID:
+        slip_rate = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2) / dt
+        return velocity_weakening_friction(mu, laws.dynamic_friction, laws.weakening_velocity,
+                                           slip_rate)
+    return mu
 
 
 @njit(cache=True, inline="always")

@@ -4,11 +4,15 @@ Penalty springs in the contact frame (Feng et al. 2014, Eq. 13), K_n = k_n A, K_
 times the record's share (1/2 where two semi-springs sit at the same place, Feng et al. 2014
 section 5; it changes in a contact only where the semi-spring comes to or leaves a place,
 so that elsewhere a loaded spring keeps its constant and its force derives from its stored
-energy): the normal force of solver.contact_laws.laws.normal_force on the overlap (no
-tension) and the incremental Cundall-Strack tangential spring with the Coulomb cap mu F_n
-(cundall_strack_xyz) on the relative displacement increment. The tangential spring is kept
-when the target changes (rotated into the new tangent plane) and reset when the contact
-opens.
+energy): the normal force of the case's normal law on the overlap (no tension;
+solver.contact_laws.laws.normal_law_force, linear_dashpot by default) and the incremental
+Cundall-Strack tangential spring (cundall_strack_xyz) on the relative displacement
+increment, capped at mu F_n with mu from the case's tangential law
+(solver.contact_laws.laws.friction_coefficient: coulomb, a constant mu, by default;
+velocity_weakening, mu of the step's slip rate). The laws come by id
+(solver.contact_laws.register.LawChoice), as the case named them. The tangential spring is
+kept when the target changes (rotated into the new tangent plane) and reset when the
+contact opens.
 
 Dashpot: a contact moves the bodies it joins (glued blocks, solver.cdem.bodies), not its
 elements. Each body's mass M is shared over the contacts loaded on it in proportion to their
@@ -42,7 +46,8 @@ increment d_t at the mean of its forces before and after it (the trapezoid, the 
 central-difference step does on the blocks, summed by parts) less the change of its stored
 energy |f|^2 / (2 K_t):
 D = -(f_old + f_new) . d_t / 2 - (|f_new|^2 - |f_old|^2) / (2 K_t): zero while it sticks,
-the cap times the slip while it slides at a constant cap. Booking the law's own
+the cap times the slip while it slides at a constant cap. It needs nothing of the law but
+the forces, so it holds as well for a cap that changes with the slip rate. Booking the law's own
 dissipation (the slip under the cap, solver.contact_laws.laws.coulomb_return) instead
 counted each step's slip at the step's end force: where the cap rises while the slip is
 fast and falls as it slows, as in every impact, it booked more than the blocks lost (5.4 %
@@ -56,8 +61,9 @@ import math
 import numpy as np
 from numba import njit
 
-from solver.contact_laws.laws import (OPEN, SLIP, STICK, cundall_strack_xyz, normal_force,
-                                      rotate_to_tangent)
+from solver.contact_laws.laws import (OPEN, SLIP, STICK, cundall_strack_xyz,
+                                      friction_coefficient, normal_law_force, rotate_to_tangent)
+from solver.contact_laws.register import DEFAULT_LAWS
 from solver.mesh.topology import FACES
 
 
@@ -145,16 +151,18 @@ def loaded_stiffness(overlap, elem, target_elem, share, k_n, body_of, body_sum):
 @njit(cache=True)
 def contact_law(overlap, normal, slip, elem, target_elem, share, k_n, k_t, zeta, body_of,
                 body_mass, body_sum, stable_mass, mu, dt, f_t, f_n, status, dashpot, force,
-                tally):
+                tally, laws=DEFAULT_LAWS):
     """Forces of one set of contact records (semi-springs or semi-edges) from this step's
     geometry; see the module docstring. share (n,) the part of the contact each record
     carries; zeta the dashpot's damping ratio; body_of (n_elements,) the body of each
     contact element, body_mass, body_sum (n_bodies,) its mass [kg] (inf: held) and loaded
     stiffness [N/m] (loaded_stiffness); stable_mass (n_elements,) the cap of a dashpot mass
-    [kg]; f_t (the whole spring's tangential force), f_n (the normal force carried),
-    status, dashpot (dashpot force and overlap rate, for book_carried_dashpot), force
-    updated per record; tally (3,) += friction and the first half of the dashpot's
-    dissipation [J]. Returns (records in compression, stored elastic energy [J])."""
+    [kg]; mu the friction coefficient (velocity_weakening: the static mu_s); f_t (the whole
+    spring's tangential force), f_n (the normal force carried), status, dashpot (dashpot
+    force and overlap rate, for book_carried_dashpot), force updated per record; tally (3,)
+    += friction and the first half of the dashpot's dissipation [J]; laws the chosen laws
+    (solver.contact_laws.register.LawChoice; left out: linear_dashpot and coulomb).
+    Returns (records in compression, stored elastic energy [J])."""
     n_active = 0
     stored = 0.0
     for s in range(overlap.shape[0]):
@@ -182,13 +190,14 @@ def contact_law(overlap, normal, slip, elem, target_elem, share, k_n, k_t, zeta,
         m = min(m, stable_mass[elem[s]], stable_mass[target_elem[s]])
         c_n = 2.0 * zeta * math.sqrt(k_n[s] * m / w)
         rate = -(d0 * n0 + d1 * n1 + d2 * n2) / dt
-        fn = normal_force(delta, rate, k_n[s], c_n, 0.0)
+        fn = normal_law_force(laws, delta, rate, k_n[s], c_n)
         o0, o1, o2 = rotate_to_tangent(f_t[s, 0], f_t[s, 1], f_t[s, 2], n0, n1, n2)
-        s0, s1, s2, sliding, _ = cundall_strack_xyz(
-            f_t[s, 0], f_t[s, 1], f_t[s, 2], d0, d1, d2, n0, n1, n2, k_t[s], mu, fn, 0.0)
         dn = d0 * n0 + d1 * n1 + d2 * n2
-        work = -0.5 * ((o0 + s0) * (d0 - dn * n0) + (o1 + s1) * (d1 - dn * n1)
-                       + (o2 + s2) * (d2 - dn * n2))
+        t0, t1, t2 = d0 - dn * n0, d1 - dn * n1, d2 - dn * n2
+        mu_now = friction_coefficient(laws, mu, t0, t1, t2, dt)
+        s0, s1, s2, sliding, _ = cundall_strack_xyz(
+            f_t[s, 0], f_t[s, 1], f_t[s, 2], d0, d1, d2, n0, n1, n2, k_t[s], mu_now, fn, 0.0)
+        work = -0.5 * ((o0 + s0) * t0 + (o1 + s1) * t1 + (o2 + s2) * t2)
         released = 0.5 * ((o0 * o0 + o1 * o1 + o2 * o2) - (s0 * s0 + s1 * s1 + s2 * s2)) / k_t[s]
         f_t[s, 0] = s0
         f_t[s, 1] = s1

@@ -68,6 +68,7 @@ from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, C
                                          GrowingRows, open_rows, renumber_target_nodes)
 from solver.cdem.halo import Halo, Neighbours, Traffic
 from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
+from solver.contact_laws.register import LawChoice, kernel_laws
 
 #: Ghosts that hold every kept potential target come from a search KEPT_REACH times the
 #: margin wide. A target was within the margin of its semi-spring when found, at the last
@@ -84,8 +85,10 @@ TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, 
 @dataclass
 class ContactParams:
     """alpha the indentation (Feng et al. 2014 Eq. 3); tol, margin the search tolerance and
-    margin [m]; mu the friction coefficient; damping_ratio zeta of the normal dashpot;
-    renew_every the steps between renewals; size the median face size [m] they scale."""
+    margin [m]; mu the friction coefficient (velocity_weakening: the static one);
+    damping_ratio zeta of the normal dashpot; renew_every the steps between renewals; size
+    the median face size [m] they scale; laws the chosen contact laws (by id, with their
+    further parameters: solver.contact_laws.register)."""
 
     alpha: float
     tol: float
@@ -94,6 +97,7 @@ class ContactParams:
     damping_ratio: float
     renew_every: int
     size: float
+    laws: LawChoice
 
     @property
     def node_damping_ratio(self) -> float:
@@ -108,7 +112,7 @@ class ContactParams:
         return cls(alpha=c.indentation, tol=c.tolerance * size, margin=c.margin * size,
                    mu=math.tan(math.radians(c.friction_deg)),
                    damping_ratio=damping_ratio_from_restitution(c.restitution),
-                   renew_every=c.renew_every, size=size)
+                   renew_every=c.renew_every, size=size, laws=kernel_laws(c))
 
 
 @dataclass
@@ -350,7 +354,7 @@ class Contact:
                                     rec.target_elem, rec.share, rec.k_n, rec.k_t,
                                     p.damping_ratio, self.body_of, self.body_mass,
                                     self.body_sum, self.stable_mass, p.mu, dt, rec.f_t, rec.f_n,
-                                    rec.status, rec.dashpot, rec.force, self.tally)
+                                    rec.status, rec.dashpot, rec.force, self.tally, p.laws)
             stored += energy
         self.tally[2] = stored
         self.steps += 1
