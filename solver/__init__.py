@@ -32,11 +32,10 @@ import os
 for _blas_threads in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_blas_threads, "1")
 
-__version__ = "0.1.0"
-
 from solver.api import load_run, run_case  # noqa: E402  (after the BLAS threads are set)
 from solver.errors import InputError  # noqa: E402
 from solver.io.run_folder import RunFolder  # noqa: E402
 from solver.io.vtk import code_tables  # noqa: E402
+from solver.version import __version__  # noqa: E402
 
 __all__ = ["run_case", "load_run", "RunFolder", "InputError", "code_tables", "__version__"]

@@ -9,7 +9,8 @@ A case file names its module and holds that module's tables::
     path = "../meshes/cube.msh"
 
 Each module declares its schema as (nested) dataclasses whose fields are built with
-:func:`param`, which records the unit and a one-line description. :func:`load_case`
+:func:`param`, which records the unit and a one-line description; its
+:class:`solver.modules.ModuleSpec` names the root (``config``). :func:`load_case`
 reads the file, applies ``--set a.b=value`` overrides (the value is parsed as TOML; a value
 that is not valid TOML is taken as a plain string), and converts the tables into the schema.
 Any unknown key, wrong type, missing required field or out-of-range value raises
@@ -36,6 +37,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from solver.errors import InputError
 from solver.io.toml import dumps, value_text
+from solver.modules import spec_for
 
 COORDINATE_LIMIT = 1e8
 """Largest coordinate magnitude a case may give [m] (beyond any geographic coordinate)."""
@@ -133,8 +135,8 @@ def apply_overrides(data: dict, overrides: list[str]) -> None:
         set_field(data, ".".join(keys), value, "--set")
 
 
-def load_case(path: str | Path, overrides: list[str] = (), registry: dict | None = None) -> Case:
-    """Read and validate a case file; ``registry`` maps module names to schema classes."""
+def load_case(path: str | Path, overrides: list[str] = ()) -> Case:
+    """Read and validate a case file (its module's schema: :func:`solver.modules.spec_for`)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(str(path), "case file not found")
@@ -142,16 +144,13 @@ def load_case(path: str | Path, overrides: list[str] = (), registry: dict | None
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(str(path), f"not valid TOML ({exc})") from None
-    return case_from_data(data, path, overrides, registry)
+    return case_from_data(data, path, overrides)
 
 
-def case_from_data(data: dict, path: Path, overrides: list[str] = (),
-                   registry: dict | None = None) -> Case:
+def case_from_data(data: dict, path: Path, overrides: list[str] = ()) -> Case:
     """Validate a case given as its tables (``data``, as TOML reads them; left unchanged).
     ``path`` names the case in error lines, its stem is the default name and its folder is
     where relative paths resolve first."""
-    from solver.modules import schema_for
-
     if not isinstance(data, dict):
         raise InputError(str(path), f"expected the case's tables as a dict, got "
                                     f"{type(data).__name__}")
@@ -162,7 +161,7 @@ def case_from_data(data: dict, path: Path, overrides: list[str] = (),
         raise InputError(f"{path}: module", "missing required field (which module runs it)")
     name = data.pop("name", path.stem)
     check_name(name, f"{path}: name")
-    schema = (registry or {}).get(module) or schema_for(module, f"{path}: module")
+    schema = spec_for(module, f"{path}: module").config
     config = from_dict(schema, data, str(path), "", path.parent)
     return Case(module=module, name=name, path=path, config=config)
 

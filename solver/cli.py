@@ -2,7 +2,9 @@
 ``solver cases``, ``solver render OUT``, ``solver bench``.
 
 ``mpiexec -n N solver run CASE.toml`` runs the same case on N ranks. Bad input ends with one
-line ``error: <file>: <field>: <message>`` and exit code 2.
+line ``error: <file>: <field>: <message>`` and exit code 2; a write the file system refused
+(no space, quota, I/O error) with one line naming the path and the errno, and exit code 4
+(solver.errors).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from solver import __version__
+from solver.version import __version__
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 
@@ -139,21 +141,26 @@ def run_loaded(case, args, comm) -> Finished:
     """``solver run`` of a validated case (solver.case.Case) with the options ``args``
     (:func:`run_arguments`) on ``comm``: checks the options, writes the run into its output
     folder and publishes it. Bad input raises InputError on every rank and leaves no
-    folder; a run stopped by a signal returns its exit code (130, 143)."""
+    folder; a run stopped by a signal returns its exit code (130, 143). A refused restart
+    changes nothing on disk. A write the file system refused raises OutputFailed, after
+    :meth:`solver.io.outdir.OutputFolder.fail` kept or removed the run's folder."""
     from solver import interrupt
-    from solver.case import write_resolved
+    from solver.case import resolved_data, write_resolved
     from solver.context import RunContext, RunOutput
-    from solver.errors import InputError
+    from solver.errors import InputError, OutputFailed, is_write_failure, write_together
+    from solver.io import checkpoint
     from solver.io import summary as summ
     from solver.io.outdir import OutputFolder
-    from solver.modules import checkpoints, result_units_for, runner_for, sweeps_whole_cases
+    from solver.ensemble import result_units, runner, sweeps_whole_cases
+    from solver.modules import spec_for
 
-    run = runner_for(case.module, f"{case.path}: module")
-    if (args.checkpoint_every or args.restart) and not checkpoints(case.module, "--restart"):
+    spec = spec_for(case.module, f"{case.path}: module")
+    run = runner(spec)
+    if (args.checkpoint_every or args.restart) and not spec.checkpoints:
         raise InputError("command line", f"module {case.module!r} writes no checkpoints "
                                           "(--checkpoint-every and --restart are for "
                                           "cdem, pointmass and rockfall)")
-    if (args.checkpoint_every or args.restart) and sweeps_whole_cases(case):
+    if (args.checkpoint_every or args.restart) and sweeps_whole_cases(spec, case):
         raise InputError("command line", f"a {case.module} sweep runs whole cases: "
                                           "--checkpoint-every and --restart are for a single run")
     if args.rebalance_above and (case.module != "cdem" or not args.checkpoint_every):
@@ -164,11 +171,19 @@ def run_loaded(case, args, comm) -> Finished:
                                           "--overwrite")
     folder = (OutputFolder.resume(comm, args.restart) if args.restart else
               OutputFolder(comm, args.out or Path("out") / case.name, args.overwrite))
+    if args.restart:
+        checkpoint.verify(comm, folder.work, checkpoint.case_digest(resolved_data(case)),
+                          "--restart")
     started = summ.now_utc()
     commit = summ.git_commit() if comm.rank == 0 else None
-    if comm.rank == 0:
-        write_resolved(case, folder.work, started, args.overrides)
-    comm.Barrier()
+    try:
+        write_together(comm, (lambda: write_resolved(case, folder.work, started,
+                                                       args.overrides))
+                       if comm.rank == 0 and not args.restart else None,
+                       folder.work / "case.resolved.toml")
+    except OutputFailed as failure:
+        folder.fail(failure, _restart_command(args))
+        raise
     steps, seconds = args.checkpoint_every or (0, 0.0)
     context = RunContext(comm=comm, out_dir=folder.work, quiet=args.quiet,
                          checkpoint_steps=steps, checkpoint_seconds=seconds,
@@ -176,7 +191,7 @@ def run_loaded(case, args, comm) -> Finished:
     start = time.perf_counter()
     status, code = "done", 0
     signals = (interrupt.catching_signals()
-               if checkpoints(case.module, "module") and not sweeps_whole_cases(case)
+               if spec.checkpoints and not sweeps_whole_cases(spec, case)
                else contextlib.nullcontext())
     try:
         with signals:
@@ -192,6 +207,16 @@ def run_loaded(case, args, comm) -> Finished:
     except InputError:
         folder.discard()
         raise
+    except OutputFailed as failure:
+        folder.fail(failure, _restart_command(args))
+        raise
+    except OSError as exc:
+        if not is_write_failure(exc):
+            raise
+        failure = OutputFailed.from_os_error(exc, folder.work)
+        failure.everywhere = comm.size == 1
+        folder.fail(failure, _restart_command(args), collective=failure.everywhere)
+        raise failure from None
     except BaseException:
         if comm.size == 1:
             folder.discard(collective=False)
@@ -201,13 +226,22 @@ def run_loaded(case, args, comm) -> Finished:
     if comm.rank == 0:
         for line in output.unconverged:
             print(f"warning: {case.path}: {line}: not converged", file=sys.stderr)
+
+    def write_summary() -> None:
         summ.write_summary(
             folder.work, case.name, case.module, comm.size, wall, output.steps, output.results,
             status=status, started=started, solver_version=__version__,
             git_commit=commit,
             converged=status == "done" and not output.unconverged, peak_rss_mb=peak_rss,
             **({"timing": output.timing} if output.timing is not None else {}),
-            units=summ.units_of(output.results, result_units_for(case.module, "units")))
+            units=summ.units_of(output.results, result_units(spec)))
+
+    try:
+        write_together(comm, write_summary if comm.rank == 0 else None,
+                       folder.work / "summary.json")
+    except OutputFailed as failure:
+        folder.fail(failure, _restart_command(args))
+        raise
     if status == "interrupted" and not (steps or seconds) and folder.replaces_run():
         folder.discard()
         if comm.rank == 0:
@@ -227,6 +261,13 @@ def run_loaded(case, args, comm) -> Finished:
     return Finished(code, target)
 
 
+def _restart_command(args):
+    """The command line that goes on from a run folder, as a function of the folder."""
+    sets = [word for o in args.overrides for word in ("--set", o)]
+    return lambda folder: shlex.join(["solver", "run", args.case, *sets,
+                                      "--restart", str(folder)])
+
+
 def _peak_rss_mb() -> float:
     """This process's peak resident memory so far [MB] (Linux reports kB)."""
     import resource
@@ -240,22 +281,22 @@ def _max_op():
 
 def _describe(args) -> int:
     from solver.case import describe
-    from solver.modules import DESCRIPTIONS, MODULES, available, schema_for
+    from solver.modules import MODULES, available, spec_for
     if args.module is None:
         for name in MODULES:
             note = "" if available(name) else " (not in this build)"
-            print(f"{name:<13} {DESCRIPTIONS[name]}{note}")
+            print(f"{name:<13} {MODULES[name].description}{note}")
         print("solver describe MODULE lists a module's case fields")
         return 0
-    for line in describe(schema_for(args.module, "describe")):
+    for line in describe(spec_for(args.module, "describe").config):
         print(line)
     return 0
 
 
 def _init(args) -> int:
     from solver.errors import InputError
-    from solver.modules import template_for
-    text = template_for(args.module, f"init: {args.module}")
+    from solver.modules import spec_for
+    text = spec_for(args.module, f"init: {args.module}").template.read_text()
     out = Path(args.out)
     if out.exists():
         raise InputError(str(out), "file exists (choose another --out)")
@@ -316,7 +357,7 @@ def _bench(args, comm) -> int:
 def main(argv: list[str] | None = None) -> int:
     from mpi4py import MPI
 
-    from solver.errors import InputError
+    from solver.errors import EXIT_INPUT, EXIT_OUTPUT, InputError, OutputFailed
 
     comm = MPI.COMM_WORLD.Dup()
     commands = {"describe": _describe, "init": _init, "cases": _cases, "render": _render}
@@ -330,7 +371,13 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         if comm.rank == 0:
             print(exc.line, file=sys.stderr)
-        return 2
+        return EXIT_INPUT
+    except OutputFailed as exc:
+        if comm.rank == 0 or not exc.everywhere:
+            print(exc.line, file=sys.stderr, flush=True)
+        if not exc.everywhere and comm.size > 1:
+            MPI.COMM_WORLD.Abort(EXIT_OUTPUT)
+        return EXIT_OUTPUT
     except KeyboardInterrupt:
         if comm.size > 1:
             MPI.COMM_WORLD.Abort(130)

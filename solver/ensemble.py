@@ -5,8 +5,9 @@ hands them with a function ``fn(index, point) -> row`` to :func:`run_ensemble` a
 rank 0, the rows in point order. The runs are handed out one at a time
 (:func:`solver.parallel.dynamic_share`; round-robin when MPI gives no THREAD_MULTIPLE), so
 ranks that draw long runs take fewer of them. Each run depends on its point only, so the rows
-do not depend on the number of ranks. A module without rows of its own (``cdem``,
-``contact_laws``) runs each point as a whole case on one rank (:func:`run_sweep`).
+do not depend on the number of ranks. A module whose sweeps run whole cases (``cdem``,
+``contact_laws``: ``ModuleSpec.sweeps_whole_cases``) runs each point as a whole case on one
+rank (:func:`run_sweep`); :func:`runner` picks the run of a case accordingly.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from typing import Any, Callable, Sequence
 
 from solver import sweep
 from solver.case import Case, write_resolved
-from solver.context import RunOutput
+from solver.context import RunContext, RunOutput
 from solver.ensemble_checkpoint import EnsembleCheckpoint, Stopped
 from solver.errors import InputError
 from solver.io.progress import Progress
 from solver.io.table import plot_rows, plot_title, write_rows
+from solver.modules import ModuleSpec, spec_for
 from solver.parallel import dynamic_share, gather_rows
 
 
@@ -75,16 +77,15 @@ def run_alone(case, out_dir: Path) -> dict[str, Any]:
     diverges is a row with status ``diverged`` (its summary says where), not an error."""
     from mpi4py import MPI
 
-    from solver.context import RunContext
     from solver.interrupt import Diverged
     from solver.io import summary
-    from solver.modules import result_units_for, runner_for
 
     out_dir.mkdir(parents=True, exist_ok=True)
     started = summary.now_utc()
     commit = summary.git_commit()
     write_resolved(case, out_dir, started)
-    run = runner_for(case.module, f"{case.path}: module")
+    spec = spec_for(case.module, f"{case.path}: module")
+    run = runner(spec)
     start = time.perf_counter()
     status, unconverged = "done", []
     try:
@@ -98,7 +99,7 @@ def run_alone(case, out_dir: Path) -> dict[str, Any]:
                           status=status, started=started, solver_version=summary.solver_version(),
                           git_commit=commit,
                           converged=status == "done" and not unconverged,
-                          units=summary.units_of(results, result_units_for(case.module, "units")))
+                          units=summary.units_of(results, result_units(spec)))
     return {"status": status, "steps": int(steps), "wall_s": wall, "results": results,
             "unconverged": unconverged}
 
@@ -159,10 +160,35 @@ def run_sweep(case, ctx, units: dict[str, Any]) -> RunOutput:
                      results={"runs": summary["runs"]}, unconverged=summary["unconverged"])
 
 
-def sweep_units(units: dict[str, Any]) -> dict[str, Any]:
-    """The result units of a swept case (:func:`run_sweep`) from those of one run."""
-    return {"runs": {"index": "-", "label": "-", "params": "-", "status": "-", "steps": "-",
-                     "wall_s": "s", **units}}
+def runner(spec: ModuleSpec) -> Callable[[Case, RunContext], RunOutput]:
+    """The run of a case of the module ``spec``: a case that sweeps whole cases
+    (:func:`sweeps_whole_cases`) runs each point as a whole case (:func:`run_sweep`), any
+    other case runs by ``spec.run``."""
+    if not spec.sweeps_whole_cases:
+        return spec.run
+
+    def run(case: Case, ctx: RunContext) -> RunOutput:
+        if sweeps_whole_cases(spec, case):
+            return run_sweep(case, ctx, spec.result_units)
+        return spec.run(case, ctx)
+
+    return run
+
+
+def sweeps_whole_cases(spec: ModuleSpec, case: Case) -> bool:
+    """Whether ``case`` (of the module ``spec``) is a sweep that runs as one whole case per
+    point: such a sweep takes no checkpoints and stops at once at a signal."""
+    return spec.sweeps_whole_cases and sweep.is_sweep(case.config)
+
+
+def result_units(spec: ModuleSpec) -> dict[str, Any]:
+    """The result units of a case of the module ``spec``: those of one run, with the ``runs``
+    of a sweep (:func:`run_sweep`) when its sweeps run whole cases."""
+    units = dict(spec.result_units)
+    if not spec.sweeps_whole_cases:
+        return units
+    return {**units, "runs": {"index": "-", "label": "-", "params": "-", "status": "-",
+                              "steps": "-", "wall_s": "s", **units}}
 
 
 def _scalars(results: dict[str, Any], prefix: str = "") -> dict[str, Any]:

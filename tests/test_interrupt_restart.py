@@ -87,7 +87,7 @@ def test_a_killed_run_goes_on_from_its_part_folder_as_the_run_through(tmp_path, 
     """A run killed outright (SIGKILL to every process) leaves no summary and its folder as
     the hidden part folder, with the last checkpoint and the frames written since; the
     README's ``--restart`` of that folder ends where the run through ends, bit for bit,
-    with an unbroken output series."""
+    with an unbroken output series, in the folder the run was given."""
     code, _, err = _interrupt(tmp_path / "cut", signal.SIGKILL)
     parts = list(tmp_path.glob(".cut.part-*"))
     assert code == -signal.SIGKILL and not (tmp_path / "cut").exists() and len(parts) == 1
@@ -95,11 +95,12 @@ def test_a_killed_run_goes_on_from_its_part_folder_as_the_run_through(tmp_path, 
     proc = run_cli(["run", str(CASES / "fractured_column.toml"), "--restart", str(parts[0]),
                     "--quiet", *sum((["--set", o] for o in ARGS), [])])
     assert proc.returncode == 0, proc.stderr[-2000:]
-    resumed = json.loads((parts[0] / "summary.json").read_text())
+    assert [p.name for p in tmp_path.iterdir()] == ["cut"]
+    resumed = json.loads((tmp_path / "cut" / "summary.json").read_text())
     assert resumed["status"] == "done" and resumed["steps"] == through["steps"]
     for key in ("max_displacement", "contact", "stages"):
         assert resumed["results"][key] == through["results"][key], key
-    x_cut, times_cut = _final_blocks(parts[0])
+    x_cut, times_cut = _final_blocks(tmp_path / "cut")
     x_through, times_through = _final_blocks(through_out)
     assert np.array_equal(x_cut, x_through)
     assert np.array_equal(times_cut, times_through)            # no gaps, no duplicates
@@ -133,9 +134,11 @@ def test_restart_with_a_changed_case_is_refused(tmp_path, capsys):
     assert main([*base, "--out", str(tmp_path), "--checkpoint-every", "10",
                  "--set", "stages[0].duration=0.003"]) == 0
     capsys.readouterr()
+    written = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     assert main([*base, "--restart", str(tmp_path), "--set", "stages[0].duration=0.004"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "another case" in lines[0], lines
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == written
 
 
 def test_a_diverging_run_stops_at_once_with_exit_3(tmp_path, capsys, monkeypatch):

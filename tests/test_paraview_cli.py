@@ -24,7 +24,7 @@ from solver.cli import main
 from solver.io.table import read_columns
 from solver.io.toml import dumps
 from solver.io.vtk import code_tables
-from solver.modules import schema_for, template_for
+from solver.modules import MODULES, spec_for
 
 vtkLogger.SetStderrVerbosity(vtkLogger.VERBOSITY_ERROR)
 
@@ -146,7 +146,7 @@ def test_resolved_case_loads_back_to_the_same_case(path, tmp_path):
     text = dumps(resolved_data(case))
     data = tomllib.loads(text)
     assert (data.pop("module"), data.pop("name")) == (case.module, case.name)
-    again = from_dict(schema_for(case.module, "test"), data, "resolved", "", tmp_path)
+    again = from_dict(spec_for(case.module, "test").config, data, "resolved", "", tmp_path)
     assert plain_data(again) == plain_data(case.config)
 
 
@@ -156,7 +156,7 @@ def test_init_template_runs_and_resolved_case_reproduces_summary(tmp_path, capsy
     case = tmp_path / "case.toml"
     assert main(["init", "cdem", "--out", str(case)]) == 0
     assert main(["init", "cdem", "--out", str(case)]) == 2          # never overwrites
-    assert case.read_text() == template_for("cdem", "test")
+    assert case.read_text() == spec_for("cdem", "test").template.read_text()
     args = ["--quiet", "--set", "stages[0].max_steps=20", "--set", "stages[1].duration=0.01"]
     capsys.readouterr()
     assert main(["run", str(case), "--out", str(tmp_path / "a"), *args]) == 0
@@ -174,9 +174,9 @@ def test_init_template_runs_and_resolved_case_reproduces_summary(tmp_path, capsy
 
 
 def test_template_of_every_module_loads(tmp_path):
-    for module in ("cdem", "pointmass", "impact", "contact_laws"):
+    for module in MODULES:
         path = tmp_path / f"{module}.toml"
-        path.write_text(template_for(module, "test"))
+        path.write_text(spec_for(module, "test").template.read_text())
         assert load_case(path).module == module
 
 

@@ -26,9 +26,9 @@ def test_readme_cases_exist():
 
 def test_readme_case_example_is_the_cdem_template_and_runs(tmp_path):
     from conftest import run_case
-    from solver.modules import template_for
+    from solver.modules import spec_for
     text = re.findall(r"```toml\n(.+?)\n```", (ROOT / "README.md").read_text(), re.S)[0]
-    assert text + "\n" == template_for("cdem", "test")
+    assert text + "\n" == spec_for("cdem", "test").template.read_text()
     case = tmp_path / "my_block.toml"
     case.write_text(text)
     summary = run_case(case, tmp_path / "out", "output.vtk=false")

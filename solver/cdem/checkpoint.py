@@ -100,9 +100,10 @@ def element_work(out_dir, digest: str, n_cells: int, where: str) -> np.ndarray |
     work = np.full(n_cells, ELEMENT_WORK, dtype=np.int64)
     for r in range(manifest["ranks"]):
         piece = path / f"rank{r}"
-        semi_spring_elem = np.load(piece / "semi_springs.keys.npy") // 24
-        semi_edge_elem = np.load(piece / "semi_edges.keys.npy") // 24
-        targets = np.count_nonzero(np.load(piece / "semi_springs.candidates.npy") >= 0, axis=1)
+        semi_spring_elem = files.load_array(piece / "semi_springs.keys.npy") // 24
+        semi_edge_elem = files.load_array(piece / "semi_edges.keys.npy") // 24
+        targets = np.count_nonzero(files.load_array(piece / "semi_springs.candidates.npy") >= 0,
+                                   axis=1)
         work += RECORD_WORK * (np.bincount(semi_spring_elem, minlength=n_cells)
                                + np.bincount(semi_edge_elem, minlength=n_cells))
         work += CANDIDATE_WORK * np.bincount(semi_spring_elem, weights=targets,

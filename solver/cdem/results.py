@@ -5,8 +5,8 @@ PRESTEP_UNITS = {"solver": "-", "unknowns": "-", "linear_iterations": "-",
                  "unbalance_ratio": "-", "overloaded_springs": "-", "wall_s": "s",
                  "seconds": "s"}
 
-STAGE_UNITS = {"name": "-", "steps": "-", "end": "-", "unbalance_ratio": "-", "converged": "-",
-               "prestep": PRESTEP_UNITS}
+STAGE_UNITS = {"name": "-", "steps": "-", "dt": "s", "end": "-", "unbalance_ratio": "-",
+               "converged": "-", "prestep": PRESTEP_UNITS}
 
 CONTACT_UNITS = {"semi_springs": "-", "in_compression": "-", "sticking": "-", "sliding": "-",
                  "renewals": "-", "candidate_checks": "-", "types_seen": "-",

@@ -29,11 +29,8 @@ from solver.interrupt import Interrupted
 from solver.io import checkpoint as files
 from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
+from solver.modules import TEMPLATES, ModuleSpec
 from solver.parallel import root_only
-
-__all__ = ["CHECKPOINTS", "Config", "RESULT_UNITS", "run"]
-
-CHECKPOINTS = True
 
 
 def stability_limits(comm, model) -> list[float]:
@@ -251,3 +248,7 @@ def _general_results(comm, loop: TimeLoop, model) -> dict:
             "broken_springs": broken, "broken_fraction": broken / springs if springs else 0.0,
             "unbalance_ratio": loop.unbalance, "energy": e.as_dict(),
             "energy_error": e.relative_error()}
+
+
+SPEC = ModuleSpec(name="cdem", config=Config, run=run, template=TEMPLATES / "cdem.toml",
+                  result_units=RESULT_UNITS, sweeps_whole_cases=True, checkpoints=True)

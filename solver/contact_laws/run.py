@@ -27,8 +27,7 @@ from solver.contact_laws.restitution import (collide, collide_many, normal_histo
 from solver.context import RunContext, RunOutput
 from solver.ensemble import run_ensemble
 from solver.io.table import plot_title
-
-__all__ = ["Config", "RESULT_UNITS", "run"]
+from solver.modules import TEMPLATES, ModuleSpec
 
 RESULT_UNITS = {"e_t_small_gt_numeric": "-", "e_t_small_gt_theory": "-",
                 "e_t_small_gt_first_order": "-", "max_switches": "-",
@@ -101,3 +100,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
                        f"{plot_title(case.name, ['g_t/g_n', 'k_t/k_n'])} (mu = {c.mu:g}, "
                        f"e_n = {e_n:.4g}, alpha/m_eff = {c.alpha_over_meff:.4g})")
     return RunOutput(steps=int(kt_kn.size), results=comm.bcast(results, root=0))
+
+
+SPEC = ModuleSpec(name="contact_laws", config=Config, run=run,
+                  template=TEMPLATES / "contact_laws.toml", result_units=RESULT_UNITS,
+                  sweeps_whole_cases=True, checkpoints=False)

@@ -25,11 +25,8 @@ from solver.impact.restitution import rotational_ratio
 from solver.impact.sweeps import (INPUTS, UNITS, fields, inputs, make_setup, run_impact,
                                   run_sweep, write_table)
 from solver.io.table import number_text, plot_title, write_rows
+from solver.modules import TEMPLATES, ModuleSpec
 from solver.sweep import Point, is_sweep, points, units
-
-__all__ = ["Config", "RESULT_UNITS", "SWEEPS", "run"]
-
-SWEEPS = True
 
 RESULT_UNITS = {**UNITS, "semi_axis_r": "m", "semi_axis_h": "m", "n_impacts": "-",
                 "table": "-", "e_energy_max": "-", "energy_closure_max": "-", "ends": "-"}
@@ -115,3 +112,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
                                                                           "stop")}}
     results = comm.bcast(results, root=0)
     return RunOutput(steps=steps, results=results)
+
+
+SPEC = ModuleSpec(name="impact", config=Config, run=run, template=TEMPLATES / "impact.toml",
+                  result_units=RESULT_UNITS, sweeps_whole_cases=False, checkpoints=False)

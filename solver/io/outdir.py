@@ -15,19 +15,31 @@ The checks, on rank 0, reported on every rank as one InputError naming ``--out``
 
 A restart (:meth:`OutputFolder.resume`) goes on in the folder of the run it continues: its
 checkpoint is only ever replaced whole (solver.io.checkpoint), so a restart that fails
-leaves a folder that can be restarted again.
+leaves a folder that can be restarted again. The hidden sibling a killed run left is such a
+folder too: a restart of ``.<name>.part-*`` writes there and, once complete, is published
+onto ``<name>`` as the killed run would have been.
+
+A write the file system refused (solver.errors.OutputFailed) ends the run through
+:meth:`OutputFolder.fail`: the working folder stays where it holds a complete checkpoint to
+go on from (or is the folder a restart continues), and goes otherwise.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from solver.errors import InputError
+from solver.errors import InputError, OutputFailed, is_write_failure
+from solver.io import checkpoint
 from solver.parallel import on_root
+
+#: The hidden sibling a run writes into: ``.<name>.part-<pid>-<8 hex digits>``.
+PART_NAME = re.compile(r"\.(?P<name>.+)\.part-\d+-[0-9a-f]{8}")
 
 
 def holds_run(folder: Path) -> bool:
@@ -42,24 +54,31 @@ def _uid_hint() -> str:
             'docker run --user "$(id -u):$(id -g)" -v "$PWD:/work")')
 
 
-def _prepare(target: Path, overwrite: bool) -> Path:
-    """Check ``target`` and create the sibling the run writes into (rank 0)."""
+def _check_target(target: Path, shown: str, overwrite: bool, where: str) -> None:
+    """Refuse a resolved ``target`` that a run may not be published onto (rank 0)."""
+    if target.exists() and not target.is_dir():
+        raise InputError(where, f"{shown} is a file, not a folder")
+    if target.is_dir():
+        if not os.access(target, os.W_OK | os.X_OK):
+            raise InputError(where, f"{shown}: the folder is not writable{_uid_hint()}")
+        if any(target.iterdir()):
+            if not holds_run(target):
+                raise InputError(where, f"{shown} holds files that are not a solver run; "
+                                        "choose an empty or new folder")
+            if not overwrite:
+                raise InputError(where, f"{shown} holds another run; pass --overwrite to "
+                                        "replace it, or choose another folder")
+
+
+def _prepare(target: Path, overwrite: bool) -> Path | OutputFailed:
+    """Check ``target`` and create the sibling the run writes into (rank 0); a file system
+    that refuses to (no space, quota, I/O error) gives the failure, to be raised on every
+    rank."""
     where = "--out"
     shown = str(target)
     try:
         target = target.resolve()
-        if target.exists() and not target.is_dir():
-            raise InputError(where, f"{shown} is a file, not a folder")
-        if target.is_dir():
-            if not os.access(target, os.W_OK | os.X_OK):
-                raise InputError(where, f"{shown}: the folder is not writable{_uid_hint()}")
-            if any(target.iterdir()):
-                if not holds_run(target):
-                    raise InputError(where, f"{shown} holds files that are not a solver run; "
-                                            "choose an empty or new folder")
-                if not overwrite:
-                    raise InputError(where, f"{shown} holds another run; pass --overwrite to "
-                                            "replace it, or choose another folder")
+        _check_target(target, shown, overwrite, where)
         target.parent.mkdir(parents=True, exist_ok=True)
         work = target.parent / f".{target.name}.part-{os.getpid()}-{secrets.token_hex(4)}"
         work.mkdir()
@@ -68,45 +87,62 @@ def _prepare(target: Path, overwrite: bool) -> Path:
         raise InputError(where, f"cannot write the output folder {shown}: "
                                 f"{exc.strerror or exc}{_uid_hint()}") from None
     except OSError as exc:
+        if is_write_failure(exc):
+            return OutputFailed.from_os_error(exc, target)
         raise InputError(where, f"cannot write the output folder {shown}: "
                                 f"{exc.strerror or exc}") from None
 
 
 class OutputFolder:
-    """The target folder of a run and the sibling the run writes into (``work``)."""
+    """The target folder of a run and the folder the run writes into (``work``): a new
+    hidden sibling, or on a restart (``resumed``) the folder of the run it continues, which
+    is never removed."""
 
     def __init__(self, comm, target: str | Path, overwrite: bool = False):
         self.comm = comm
         self.target = Path(target)
         self.overwrite = overwrite
-        self.in_place = False
-        self.work = on_root(comm, lambda: _prepare(self.target, overwrite))
+        self.resumed = False
+        work = on_root(comm, lambda: _prepare(self.target, overwrite))
+        if isinstance(work, OutputFailed):
+            work.kept = f"{self.target} is left as it was"
+            raise work
+        self.work = work
 
     @classmethod
-    def resume(cls, comm, target: str | Path) -> OutputFolder:
-        """The folder of a run to continue, written in place."""
-        folder = cls.__new__(cls)
-        folder.comm, folder.target, folder.overwrite = comm, Path(target), False
-        folder.in_place = True
-        folder.work = folder.target
+    def resume(cls, comm, folder: str | Path) -> OutputFolder:
+        """The folder of a run to continue: written in place, or, for the hidden sibling
+        ``.<name>.part-*`` of a killed run, published onto ``<name>`` once complete
+        (replacing a run there, as the killed run was to)."""
+        resumed = cls.__new__(cls)
+        resumed.comm, resumed.work, resumed.resumed = comm, Path(folder), True
+        part = PART_NAME.fullmatch(resumed.work.name)
+        resumed.target = resumed.work.parent / part["name"] if part else resumed.work
+        resumed.overwrite = part is not None
+        on_root(comm, resumed._check_resumable)
+        return resumed
 
-        def check() -> None:
-            if not (folder.target.is_dir() and holds_run(folder.target)):
-                raise InputError("--restart", f"{target} is not the folder of a run")
-            if not os.access(folder.target, os.W_OK | os.X_OK):
-                raise InputError("--restart", f"{target}: the folder is not writable")
-
-        on_root(comm, check)
-        return folder
+    def _check_resumable(self) -> None:
+        """Refuse a folder that holds no run to go on from, or whose run cannot be
+        published (rank 0)."""
+        shown = str(self.work)
+        if not (self.work.is_dir() and (holds_run(self.work) or
+                                        (self.work / checkpoint.CHECKPOINT).is_dir() or
+                                        (self.work / checkpoint.OLD).is_dir())):
+            raise InputError("--restart", f"{shown} is not the folder of a run")
+        if not os.access(self.work, os.W_OK | os.X_OK):
+            raise InputError("--restart", f"{shown}: the folder is not writable")
+        if self.target != self.work:
+            _check_target(self.target.resolve(), str(self.target), True, "--restart")
 
     def replaces_run(self) -> bool:
         """Whether publishing would replace an earlier run in the target."""
-        return not self.in_place and self.target.is_dir() and holds_run(self.target)
+        return self.work != self.target and self.target.is_dir() and holds_run(self.target)
 
     def publish(self) -> Path:
         """Put the complete run in place of the target (collective); returns the target."""
         self.comm.Barrier()
-        if self.in_place:
+        if self.work == self.target:
             return self.target
         error = None
         if self.comm.rank == 0:
@@ -138,8 +174,27 @@ class OutputFolder:
 
     def discard(self, collective: bool = True) -> None:
         """Remove what a failed run wrote; ``collective``: wait until every rank has stopped
-        writing (all ranks call it, as after an InputError every rank raises)."""
+        writing (all ranks call it, as after an InputError every rank raises). The folder
+        of a restart stays."""
         if collective:
             self.comm.Barrier()
-        if self.comm.rank == 0 and not self.in_place:
+        if self.comm.rank == 0 and not self.resumed:
             shutil.rmtree(self.work, ignore_errors=True)
+
+    def fail(self, failure: OutputFailed, restart_command: Callable[[Path], str],
+             collective: bool = True) -> None:
+        """After a write the file system refused: keep the working folder where it holds a
+        complete checkpoint (or is the folder a restart continues), remove it otherwise, and
+        say which in ``failure.kept`` (``restart_command(folder)``: the command line that
+        goes on from a folder). ``collective``: all ranks call it together; otherwise only
+        the rank that failed, whose write stopped the others."""
+        if collective:
+            self.comm.Barrier()
+        if self.comm.rank != 0 and collective:
+            return
+        if checkpoint.exists(self.work):
+            failure.kept = (f"the last checkpoint is kept in {self.work}; go on with: "
+                            + restart_command(self.work))
+        elif not self.resumed:
+            shutil.rmtree(self.work, ignore_errors=True)
+            failure.kept = f"nothing was published; {self.target} is left as it was"

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from solver.version import __version__
+
 
 def _plain(value: Any) -> Any:
     """numpy scalars/arrays -> JSON types; NaN/inf -> null (JSON has no NaN)."""
@@ -37,7 +39,6 @@ def _plain(value: Any) -> Any:
 
 
 def solver_version() -> str:
-    from solver import __version__
     return __version__
 
 

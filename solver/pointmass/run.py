@@ -28,15 +28,11 @@ from solver.ensemble import run_ensemble
 from solver.ensemble_checkpoint import EnsembleCheckpoint, Record
 from solver.errors import InputError
 from solver.io.table import plot_title
+from solver.modules import TEMPLATES, ModuleSpec
 from solver.pointmass.config import Config
 from solver.pointmass.output import plot_speed
 from solver.pointmass.simulate import simulate
 from solver.sweep import points
-
-__all__ = ["CHECKPOINTS", "RESULT_UNITS", "SWEEPS", "Config", "run"]
-
-CHECKPOINTS = True
-SWEEPS = True
 
 WORST = ("force_rel_error_max", "escape_force_over_weight_max", "reaction_rel_error_max",
          "distance_rel_error_max", "energy_rel_drift")
@@ -111,3 +107,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
         results["steps_total"] = int(np.sum([r["steps"] for r in rows]))
     results = comm.bcast(results, root=0)
     return RunOutput(steps=results["steps_total"], results=results)
+
+
+SPEC = ModuleSpec(name="pointmass", config=Config, run=run, template=TEMPLATES / "pointmass.toml",
+                  result_units=RESULT_UNITS, sweeps_whole_cases=False, checkpoints=True)

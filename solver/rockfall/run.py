@@ -31,16 +31,31 @@ from solver.context import RunContext, RunOutput
 from solver.ensemble import run_ensemble
 from solver.ensemble_checkpoint import EnsembleCheckpoint, Record
 from solver.errors import InputError
+from solver.modules import TEMPLATES, ModuleSpec
 from solver.rockfall import output, statistics
 from solver.rockfall.config import Config
 from solver.rockfall.ensemble import expand
 from solver.rockfall.terrain import build_terrain
 from solver.rockfall.trajectory import BlockRun, BlockSimulation
 
-__all__ = ["CHECKPOINTS", "SWEEPS", "Config", "run"]
+ENVELOPE_UNITS = {f"{name}_{stat}": unit
+                  for name, unit in (("height", "m"), ("energy", "J"), ("speed", "m/s"))
+                  for stat in ("mean", "p95", "p99", "max")}
+"""Units of the passing-height, kinetic-energy and speed envelopes at a station
+(:func:`solver.rockfall.statistics.station_envelopes`)."""
 
-CHECKPOINTS = True
-SWEEPS = True
+RESULT_UNITS = {
+    "n_blocks": "-", "n_impacts": "-", "n_flights": "-", "n_jumps": "-",
+    "runout_mean": "m", "runout_std": "m", "stopped_fraction": "-",
+    "x_stop_min": "m", "x_stop_max": "m",
+    "e_n_mean": "-", "e_n_std": "-", "e_n_ks_pvalue": "-",
+    "e_t_mean": "-", "e_t_std": "-", "e_t_ks_pvalue": "-",
+    "bounce_height_fit_lambda": "1/m", "bounce_height_mean": "m", "bounce_height_ks_pvalue": "-",
+    "ends": "-", "failed_impacts": "-",
+    "barriers": {"x": "m", "reached": "-", "fraction": "-", **ENVELOPE_UNITS},
+}
+"""Unit of each result of :func:`summarize` (``ends``: block counts by how each run ended;
+``barriers``: one table per barrier)."""
 
 
 def _check_barriers(cfg: Config, terrain, where: str) -> None:
@@ -140,3 +155,7 @@ def _finish(case: Case, ctx: RunContext, terrain, specs, runs) -> dict:
     if cfg.output.vtk:
         output.write_vtk(out, name, terrain, runs, cfg.terrain.width, cfg.output.vtk_dt)
     return results
+
+
+SPEC = ModuleSpec(name="rockfall", config=Config, run=run, template=TEMPLATES / "rockfall.toml",
+                  result_units=RESULT_UNITS, sweeps_whole_cases=False, checkpoints=True)
