@@ -352,11 +352,15 @@ def resolved_data(case: Case) -> dict:
     return {"module": case.module, "name": case.name, **plain_data(case.config)}
 
 
+#: The file of a run folder that holds the case as run (:func:`write_resolved`).
+RESOLVED_CASE = "case.resolved.toml"
+
+
 def write_resolved(case: Case, folder: Path, started: str, overrides: list[str] = ()) -> None:
     """``folder/case.resolved.toml``: the case as run (:func:`resolved_data`), headed by the
     file it came from, the start time and the ``--set`` overrides."""
     given = "".join(f"\n  --set {o}" for o in overrides)
-    (Path(folder) / "case.resolved.toml").write_text(dumps(resolved_data(case), header=(
+    (Path(folder) / RESOLVED_CASE).write_text(dumps(resolved_data(case), header=(
         f"{case.path} as run on {started}{given}\n"
         "every field with its value (defaults filled in, paths absolute)")))
 

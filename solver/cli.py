@@ -145,7 +145,7 @@ def run_loaded(case, args, comm) -> Finished:
     changes nothing on disk. A write the file system refused raises OutputFailed, after
     :meth:`solver.io.outdir.OutputFolder.fail` kept or removed the run's folder."""
     from solver import interrupt
-    from solver.case import resolved_data, write_resolved
+    from solver.case import write_resolved
     from solver.context import RunContext, RunOutput
     from solver.errors import InputError, OutputFailed, is_write_failure, write_together
     from solver.io import checkpoint
@@ -172,7 +172,7 @@ def run_loaded(case, args, comm) -> Finished:
     folder = (OutputFolder.resume(comm, args.restart) if args.restart else
               OutputFolder(comm, args.out or Path("out") / case.name, args.overwrite))
     if args.restart:
-        checkpoint.verify(comm, folder.work, checkpoint.case_digest(resolved_data(case)),
+        checkpoint.verify(comm, folder.work, checkpoint.run_digest(folder.work, case),
                           "--restart")
     started = summ.now_utc()
     commit = summ.git_commit() if comm.rank == 0 else None

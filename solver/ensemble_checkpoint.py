@@ -43,7 +43,7 @@ import numpy as np
 from mpi4py import MPI
 
 from solver import interrupt
-from solver.case import Case, resolved_data
+from solver.case import Case
 from solver.io import checkpoint as files
 from solver.parallel import root_only
 
@@ -112,7 +112,7 @@ class EnsembleCheckpoint:
     def __init__(self, case: Case, ctx, encode: Callable[[Any], Record],
                  decode: Callable[[Record], Any]):
         self.comm, self.out_dir = ctx.comm, ctx.out_dir
-        self.digest = files.case_digest(resolved_data(case))
+        self.digest = files.run_digest(ctx.out_dir, case)
         self.encode, self.decode = encode, decode
         self.every_steps, self.every_seconds = ctx.checkpoint_steps, ctx.checkpoint_seconds
         self.writes = bool(self.every_steps or self.every_seconds)

@@ -12,7 +12,7 @@ import numpy as np
 from mpi4py import MPI
 
 from solver import interrupt
-from solver.case import Case, resolved_data
+from solver.case import Case
 from solver.cdem import checkpoint
 from solver.cdem.analyses import make_observer
 from solver.cdem.checks import check_case, check_time_step
@@ -115,7 +115,7 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     where = str(case.path)
     mesh = root_only(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
     root_only(comm, lambda: check_case(cfg, mesh, where))
-    digest = files.case_digest(resolved_data(case))
+    digest = files.run_digest(ctx.out_dir, case)
     part = distribute(comm, mesh, cfg.partitioner, f"{where}: mesh",
                       _restart_work(comm, ctx, digest, mesh, where))
     observer = make_observer(comm, cfg, mesh, where, (ctx.out_dir, case.name))

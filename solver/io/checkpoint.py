@@ -36,10 +36,12 @@ import json
 import shutil
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import numpy as np
 
+from solver.case import RESOLVED_CASE, Case, load_case, resolved_data
 from solver.errors import InputError, OutputFailed, naming, write_together
 from solver.parallel import on_root
 
@@ -185,6 +187,23 @@ def case_digest(resolved: dict) -> str:
     """A digest of the resolved case (every field with its value)."""
     text = json.dumps(resolved, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run_digest(out_dir: Path, case: Case) -> str:
+    """The case digest the checkpoints of the run in ``out_dir`` carry: that of the case as
+    the run's first start resolved it (``out_dir/case.resolved.toml``, which a restart does
+    not rewrite), where this solver reads that file as the same case as ``case``; else that
+    of ``case``. A solver that adds case fields so restarts the checkpoints of an earlier
+    one whose case it resolves alike (the new fields at their defaults), while any other
+    change of the case still refuses the restart (:func:`open_for`)."""
+    current = case_digest(resolved_data(case))
+    first = Path(out_dir) / RESOLVED_CASE
+    try:
+        written = tomllib.loads(first.read_text())
+        alike = case_digest(resolved_data(load_case(first))) == current
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, InputError):
+        return current
+    return case_digest(written) if alike else current
 
 
 def open_for(out_dir: Path, digest: str, where: str) -> tuple[Path, dict]:
