@@ -1,12 +1,18 @@
 """Studies of the Jiweishan landslide (Feng et al. 2014, section 7), spread over MPI ranks.
 
     mpiexec -n 2 python scripts/jiweishan_study.py friction [--angles 8 10 12 ...]
+    mpiexec -n 2 python scripts/jiweishan_study.py weakening [--static 10] [--dynamic 4 6 8 10]
     mpiexec -n 2 python scripts/jiweishan_study.py cffa [--dacn 14 17 20 23 26] [--dacw 0 3 6 9 12]
     mpiexec -n 2 python scripts/jiweishan_study.py resolution [--levels 1 2 3]
 
 ``friction``: the real model (cases/jiweishan.toml) run to its deposit for each friction
 angle (every interface and the contact take the same angle, the paper's "inner friction
 angle"): sliding distance, runout and fragmentation against the friction angle (Fig. 23).
+
+``weakening``: the same with velocity-weakening contact friction (Lucas et al. 2014),
+mu(v) = mu_d + (mu_s - mu_d) / (1 + |v| / v_c): every friction field at the static angle
+``--static``, the contact's dynamic angle swept over ``--dynamic`` at the weakening velocity
+``--velocity``; sliding distance, runout and fragmentation against the dynamic angle.
 
 ``cffa``: the critical failure friction angle of the simple model (cases/jiweishan_simple.toml,
 the real geometry at coarse resolution without the runout area) against the two apparent dip
@@ -79,7 +85,7 @@ RESOLUTION_COLUMNS = ["level", "elements", "sliding_elements", "dt_min_s", "dt_m
                       *RESOLUTION_RESULTS, "wall_s"]
 CFFA_COLUMNS = ["dacn_deg", "dacw_deg", "dip_deg", "dip_direction_deg", "cffa_deg",
                 "holds_deg", "fails_deg", "wedge_theory_deg", "runs"]
-UNITS = {"friction_deg": "deg", "sliding_distance_m": "m", "runout_m": "m",
+UNITS = {"friction_deg": "deg", "dynamic_friction_deg": "deg", "sliding_distance_m": "m", "runout_m": "m",
          "broken_fraction": "-", "sliding_faces_broken_fraction": "-",
          "deposit_thickness_max_m": "m", "peak_speed_mps": "m/s", "failed": "-",
          "stopped": "-", "runout_time_s": "s", "wall_s": "s", "dacn_deg": "deg",
@@ -162,12 +168,14 @@ def wedge_critical_friction(dacn_deg: float, dacw_deg: float) -> float:
 
 # -- friction sweep -----------------------------------------------------------------------------
 
-def friction_sweep(comm, case_path: Path, angles: list[float], out: Path,
-                   extra: list[str]) -> list[dict] | None:
-    """Run the case at every friction angle: the sweep ``keys`` = the friction fields, one row
-    of ``runs`` per angle (ranks take runs as they finish, each in ``out/runs/run_NNN``); the
-    rows on rank 0 (None elsewhere)."""
-    keys = friction_keys(case_path)
+def friction_sweep(comm, case_path: Path, angles: list[float], out: Path, extra: list[str],
+                   keys: list[str] | None = None, column: str = "friction_deg"
+                   ) -> list[dict] | None:
+    """Run the case at every friction angle: the sweep ``keys`` (default: every friction
+    field) all take the angle, one row of ``runs`` per angle (ranks take runs as they finish,
+    each in ``out/runs/run_NNN``); the rows on rank 0 (None elsewhere), the angle in
+    ``column``."""
+    keys = keys or friction_keys(case_path)
     case = load_case(case_path, [*extra, f"sweep.keys={keys}",
                                  f"sweep.runs={[[phi] * len(keys) for phi in angles]}"])
     rows = run_cases(comm, case, points(case.config, str(case.path), case.path.parent), out,
@@ -177,7 +185,7 @@ def friction_sweep(comm, case_path: Path, angles: list[float], out: Path,
     for r in rows:
         if r["status"] != "done":
             raise RuntimeError(f"{out}: run {r['index']} ({r['label']}) {r['status']}")
-    return [{"friction_deg": angles[r["index"]],
+    return [{column: angles[r["index"]],
              **{k: r["results"][k] for k in FRICTION_COLUMNS[1:-1]}, "wall_s": r["wall_s"]}
             for r in rows]
 
@@ -210,6 +218,28 @@ def write_friction(out: Path, name: str, rows: list[dict]) -> None:
     write_rows(out / "friction_sweep.csv", FRICTION_COLUMNS, UNITS, rows)
     plot_distances(out / "friction_sweep.png", plot_title(name, ["friction_deg"]),
                    [r["friction_deg"] for r in rows], "friction angle [deg]", rows)
+
+
+def weakening_sweep(comm, case_path: Path, static: float, dynamic: list[float],
+                    velocity: float, out: Path, extra: list[str]) -> list[dict] | None:
+    """Run the case with velocity-weakening contact friction (solver.contact_laws.register
+    .VelocityWeakening) at every dynamic angle: every friction field takes the static angle
+    ``static``, the contact's friction falls towards ``dynamic`` [deg] as its slip passes
+    ``velocity`` [m/s]; the rows on rank 0 (None elsewhere)."""
+    weakening = [*friction_overrides(case_path, static), *extra,
+                 "contact.tangential_law=velocity_weakening",
+                 f"contact.dynamic_friction_deg={static}",
+                 f"contact.weakening_velocity={velocity}"]
+    return friction_sweep(comm, case_path, dynamic, out, weakening,
+                          keys=["contact.dynamic_friction_deg"], column="dynamic_friction_deg")
+
+
+def write_weakening(out: Path, name: str, rows: list[dict]) -> None:
+    write_rows(out / "weakening_sweep.csv", ["dynamic_friction_deg", *FRICTION_COLUMNS[1:]],
+               UNITS, rows)
+    plot_distances(out / "weakening_sweep.png", plot_title(name, ["dynamic_friction_deg"]),
+                   [r["dynamic_friction_deg"] for r in rows],
+                   "dynamic friction angle of the contact [deg]", rows)
 
 
 # -- resolution -------------------------------------------------------------------------------
@@ -415,6 +445,19 @@ def main(argv: list[str] | None = None) -> int:
     friction.add_argument("--out", type=Path, default=Path("out/jiweishan_friction"))
     friction.add_argument("--set", dest="overrides", action="append", default=[],
                           help="override a case field in every run")
+    weakening = sub.add_parser("weakening", help="runout against the dynamic friction of "
+                                                 "velocity-weakening contact")
+    weakening.add_argument("--case", type=Path, default=ROOT / "cases" / "jiweishan.toml")
+    weakening.add_argument("--static", type=float, default=10.0,
+                           help="friction angle of every interface and static angle of the "
+                                "contact [deg]")
+    weakening.add_argument("--dynamic", type=float, nargs="+", default=[4.0, 6.0, 8.0, 10.0],
+                           help="dynamic friction angles of the contact [deg]")
+    weakening.add_argument("--velocity", type=float, default=5.0,
+                           help="weakening velocity v_c [m/s]")
+    weakening.add_argument("--out", type=Path, default=Path("out/jiweishan_weakening"))
+    weakening.add_argument("--set", dest="overrides", action="append", default=[],
+                           help="override a case field in every run")
     cffa = sub.add_parser("cffa", help="critical failure friction angle against DACN, DACW")
     cffa.add_argument("--case", type=Path, default=ROOT / "cases" / "jiweishan_simple.toml")
     cffa.add_argument("--dacn", type=float, nargs="+", default=[14.0, 17.0, 20.0, 23.0, 26.0])
@@ -446,6 +489,12 @@ def main(argv: list[str] | None = None) -> int:
             extra = {}
             if comm.rank == 0:
                 write_friction(args.out, "jiweishan friction sweep", rows)
+        elif args.study == "weakening":
+            rows = weakening_sweep(comm, args.case, args.static, sorted(args.dynamic),
+                                   args.velocity, args.out, args.overrides)
+            extra = {"static_friction_deg": args.static, "weakening_velocity_mps": args.velocity}
+            if comm.rank == 0:
+                write_weakening(args.out, "jiweishan velocity weakening", rows)
         elif args.study == "resolution":
             if min(args.levels) < 1:
                 raise InputError("--levels", f"levels are 1, 2, ..., got {min(args.levels)}")

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import math
 import sys
+import tomllib
 
 import numpy as np
 import pytest
@@ -167,6 +168,25 @@ def test_resolution_study_refines_every_edge_of_the_mass_and_tables_each_run(bui
     assert study.main(["resolution", "--levels", "1", "--out", str(out)]) == 0
     assert (out / "level_1" / "run" / "summary.json").stat().st_mtime_ns == done
     assert study.main(["resolution", "--levels", "0", "--out", str(out)]) == 2
+
+
+def test_weakening_study_runs_the_case_with_velocity_weakening_contact_friction(tmp_path):
+    """Every friction field at the static angle, the contact's law velocity weakening with
+    the dynamic angle of the row and the weakening velocity asked for (stages cut short)."""
+    study = _script("jiweishan_study")
+    out = tmp_path / "weakening"
+    assert study.main(["weakening", "--static", "12", "--dynamic", "6", "--velocity", "3",
+                       "--out", str(out), "--set", "stages[1].duration=0.05",
+                       "--set", "stages[2].duration=0.05", "--set", "output.every=0"]) == 0
+    row = json.loads((out / "study.json").read_text())["rows"][0]
+    assert row["dynamic_friction_deg"] == 6.0
+    resolved = tomllib.loads(next(out.glob("runs/run_000/case.resolved.toml")).read_text())
+    contact = resolved["contact"]
+    assert contact["tangential_law"] == "velocity_weakening"
+    assert (contact["friction_deg"], contact["dynamic_friction_deg"],
+            contact["weakening_velocity"]) == (12.0, 6.0, 3.0)
+    assert all(pair["friction_deg"] == 12.0 for pair in resolved["interface"]["pairs"])
+    assert (out / "weakening_sweep.csv").read_text().count("\n") == 2
 
 
 def test_progress_lines_show_what_ends_the_trigger_and_the_runout(tmp_path, capsys,
