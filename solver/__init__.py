@@ -27,15 +27,30 @@ threads). It acts when the package is imported before numpy, as the ``solver`` c
 does.
 """
 
+import importlib
 import os
 
 for _blas_threads in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_blas_threads, "1")
 
-from solver.api import load_run, run_case  # noqa: E402  (after the BLAS threads are set)
-from solver.errors import InputError  # noqa: E402
-from solver.io.run_folder import RunFolder  # noqa: E402
-from solver.io.vtk import code_tables  # noqa: E402
-from solver.version import __version__  # noqa: E402
+_EXPORTS = {"run_case": "solver.api", "load_run": "solver.api",
+            "RunFolder": "solver.io.run_folder", "InputError": "solver.errors",
+            "code_tables": "solver.io.vtk", "__version__": "solver.version"}
+"""Each name of the API and the module that defines it, imported on first use: the
+``solver`` command imports nothing heavy (numpy) before it takes care of the signals
+(solver.interrupt)."""
 
 __all__ = ["run_case", "load_run", "RunFolder", "InputError", "code_tables", "__version__"]
+
+
+def __getattr__(name: str):
+    """The API name ``name`` from its module (:data:`_EXPORTS`), imported on first use."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'solver' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -16,7 +16,14 @@ that is not valid TOML is taken as a plain string), and converts the tables into
 Any unknown key, wrong type, missing required field or out-of-range value raises
 :class:`solver.errors.InputError` naming the file and the dotted field. Every number must be
 finite: NaN never passes, and +-inf only in a field declared with ``allow_inf=True`` whose
-description says what infinity means there (an unbreakable strength, an open-ended stage).
+description says what infinity means there (an unbreakable strength, an open-ended stage);
+the bounds of such a field hold for its finite values. An integer must fit in 64 bits (TOML's
+integers).
+
+Reading cannot run away: a case file holds at most MAX_CASE_BYTES, its tables and arrays
+(and the parts of a dotted key) nest at most MAX_DEPTH deep, a string holds at most
+MAX_STRING characters, a ``--set`` text at most MAX_OVERRIDE; a path must be one the
+operating system can open (:func:`check_path`).
 
 Relative paths (fields declared with ``path=True``) are resolved against the case file's
 folder first and the working directory second.
@@ -41,6 +48,40 @@ from solver.modules import spec_for
 
 COORDINATE_LIMIT = 1e8
 """Largest coordinate magnitude a case may give [m] (beyond any geographic coordinate)."""
+
+ANGLE_LIMIT = 360.0
+"""Largest magnitude of a free angle (a rotation, an azimuth) [deg]: one turn either way; a
+larger angle is the same direction with its digits lost to rounding."""
+
+SPEED_LIMIT = 1e3
+"""Largest speed a case may give [m/s]: three times the speed of sound in air, beyond any
+rockfall, landslide or loading rate."""
+
+TIME_LIMIT = 1e7
+"""Longest simulated time, interval or duration a case may give [s]: four months, beyond any
+landslide, rockfall or relaxation."""
+
+MAX_CASE_BYTES = 16 << 20
+"""Largest case file [bytes]: a case is text written by hand or by a script; meshes, rasters
+and long series go in files of their own (mesh.path, surface.path, thickness_path)."""
+
+MAX_DEPTH = 32
+"""Deepest nesting of tables and arrays in a case, and most parts of a dotted key (the deepest
+field of a schema, a pair in a list inside a table of tables, is 5 levels down)."""
+
+MAX_STRING = 4096
+"""Longest string value [characters]: PATH_MAX, the longest path Linux opens; a longer name,
+group or expression is a generated mistake."""
+
+MAX_OVERRIDE = 1 << 20
+"""Longest ``--set`` text [characters] (a list of a few ten thousand numbers)."""
+
+MAX_NAME = 100
+"""Longest case name [characters]: it names files (``<name>.pvd``, ``<name>_sweep.csv``),
+and a file name has at most 255 bytes."""
+
+INT64 = (-(1 << 63), (1 << 63) - 1)
+"""The range of a TOML integer."""
 
 
 def param(default: Any = MISSING, *, unit: str, doc: str, ge: float | None = None,
@@ -87,17 +128,53 @@ class Case:
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """Split ``a.b.c=value`` into ``(["a", "b", "c"], parsed value)``."""
+    if len(text) > MAX_OVERRIDE:
+        raise InputError("--set", f"{len(text)} characters, more than {MAX_OVERRIDE}")
     if "=" not in text:
         raise InputError("--set", f"'{text}' is not of the form key.sub=value")
     key, raw = text.split("=", 1)
     keys = [k.strip() for k in key.split(".")]
     if not all(keys):
         raise InputError("--set", f"'{key}' is not a dotted key")
+    if len(keys) > MAX_DEPTH:
+        raise InputError("--set", f"'{key}' has {len(keys)} parts, more than {MAX_DEPTH}")
     try:
-        value = tomllib.loads(f"v = {raw}")["v"]
+        value = toml_loads(f"v = {raw}", f"--set {key}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw
+    check_depth(value, f"--set {key}")
     return keys, value
+
+
+def toml_loads(text: str, where: str) -> dict:
+    """``tomllib.loads(text)``; nesting too deep for the parser's recursion, or an integer of
+    thousands of digits, raises InputError at ``where`` (a syntax error stays a
+    TOMLDecodeError)."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise InputError(where, f"arrays or tables nested too deep to read (at most "
+                                f"{MAX_DEPTH} levels)") from None
+    except ValueError as exc:
+        if isinstance(exc, tomllib.TOMLDecodeError):
+            raise
+        raise InputError(where, f"not valid TOML ({exc})") from None
+
+
+def check_depth(value: Any, where: str) -> None:
+    """Tables and arrays in ``value`` nest at most MAX_DEPTH deep (the schema's fields and
+    the copies and walks of the case need no deeper)."""
+    pending = [(value, 0, "")]
+    while pending:
+        item, depth, at = pending.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(where, f"tables and arrays nested more than {MAX_DEPTH} deep "
+                                    f"(at {at})")
+        if isinstance(item, dict):
+            pending.extend((v, depth + 1, f"{at}.{k}" if at else str(k))
+                           for k, v in item.items())
+        elif isinstance(item, list):
+            pending.extend((v, depth + 1, f"{at}[{i}]") for i, v in enumerate(item))
 
 
 def _step_into(table: Any, key: str, dotted: str, where: str) -> Any:
@@ -109,9 +186,14 @@ def _step_into(table: Any, key: str, dotted: str, where: str) -> Any:
         return table.setdefault(name, {})
     items = table.get(name)
     i = index.rstrip("]")
-    if not isinstance(items, list) or not i.isdigit() or int(i) >= len(items):
+    if not isinstance(items, list) or not is_index(i) or int(i) >= len(items):
         raise InputError(where, f"'{dotted}': no item {key} in the case")
     return items[int(i)]
+
+
+def is_index(text: str) -> bool:
+    """Whether ``text`` is a list index: ASCII digits only."""
+    return text.isascii() and text.isdigit()
 
 
 def set_field(data: dict, dotted: str, value: Any, where: str) -> None:
@@ -137,14 +219,36 @@ def apply_overrides(data: dict, overrides: list[str]) -> None:
 
 def load_case(path: str | Path, overrides: list[str] = ()) -> Case:
     """Read and validate a case file (its module's schema: :func:`solver.modules.spec_for`)."""
+    check_path(str(path), str(path))
     path = Path(path)
     if not path.is_file():
         raise InputError(str(path), "case file not found")
     try:
-        data = tomllib.loads(path.read_text())
+        if path.stat().st_size > MAX_CASE_BYTES:
+            raise InputError(str(path), f"{path.stat().st_size} bytes, more than a case file "
+                                        f"holds ({MAX_CASE_BYTES}); meshes and rasters go "
+                                        "in files of their own")
+        data = toml_loads(path.read_text(), str(path))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(str(path), f"not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
     return case_from_data(data, path, overrides)
+
+
+def check_path(text: str, where: str) -> None:
+    """A path the operating system can take: no NUL character, each part at most NAME_MAX
+    (255) bytes and the whole at most PATH_MAX (4096) bytes."""
+    if "\0" in text:
+        raise InputError(where, "a path cannot hold a NUL character")
+    encoded = os.fsencode(text)
+    if len(encoded) >= 4096:
+        raise InputError(where, f"a path of {len(encoded)} bytes, more than the 4095 a "
+                                "path may have")
+    longest = max(encoded.split(b"/"), key=len)
+    if len(longest) > 255:
+        raise InputError(where, f"a file or folder name of {len(longest)} bytes, more than "
+                                "the 255 a name may have")
 
 
 def case_from_data(data: dict, path: Path, overrides: list[str] = ()) -> Case:
@@ -154,11 +258,14 @@ def case_from_data(data: dict, path: Path, overrides: list[str] = ()) -> Case:
     if not isinstance(data, dict):
         raise InputError(str(path), f"expected the case's tables as a dict, got "
                                     f"{type(data).__name__}")
+    check_depth(data, str(path))
     data = copy.deepcopy(data)
     apply_overrides(data, list(overrides))
     module = data.pop("module", None)
     if module is None:
         raise InputError(f"{path}: module", "missing required field (which module runs it)")
+    if not isinstance(module, str):
+        raise InputError(f"{path}: module", f"expected a string, got {type(module).__name__}")
     name = data.pop("name", path.stem)
     check_name(name, f"{path}: name")
     schema = spec_for(module, f"{path}: module").config
@@ -174,6 +281,9 @@ def check_name(name: Any, where: str) -> None:
             or any(c in name for c in "/\\:"):
         raise InputError(where, f"{name!r} is not a plain file name (no path separators, "
                                 "no leading dot)")
+    if len(os.fsencode(name)) > MAX_NAME:
+        raise InputError(where, f"a name of {len(os.fsencode(name))} bytes, more than "
+                                f"{MAX_NAME} (it names the run's files)")
 
 
 def from_dict(cls: type, data: Any, file: str, prefix: str, base: Path) -> Any:
@@ -206,6 +316,7 @@ def from_dict(cls: type, data: Any, file: str, prefix: str, base: Path) -> Any:
                          f.metadata.get("allow_inf", False))
         _check_bounds(f, value, f"{file}: {dotted}")
         if f.metadata.get("path"):
+            check_path(value, f"{file}: {dotted}")
             value = resolve_path(value, base)
         values[name] = value
     obj = cls(**values)
@@ -317,6 +428,8 @@ def _convert(tp: Any, value: Any, file: str, dotted: str, base: Path,
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(where, f"expected an integer, got {type(value).__name__} {value!r}")
+        if not INT64[0] <= value <= INT64[1]:
+            raise InputError(where, "beyond the range of a 64-bit integer")
         return value
     if tp is bool:
         if not isinstance(value, bool):
@@ -325,24 +438,62 @@ def _convert(tp: Any, value: Any, file: str, dotted: str, base: Path,
     if tp is str:
         if not isinstance(value, str):
             raise InputError(where, f"expected a string, got {type(value).__name__} {value!r}")
+        if len(value) > MAX_STRING:
+            raise InputError(where, f"a string of {len(value)} characters, more than "
+                                    f"{MAX_STRING}")
         return value
     raise TypeError(f"case schema type {_type_name(tp)} at {dotted} is not supported")
 
 
+def check_field_value(cls: type, name: str, value: Any, where: str) -> None:
+    """``value`` within the bounds of the field ``name`` of the schema ``cls`` (a value set
+    after loading, such as a drawn ensemble value)."""
+    field = next(f for f in dataclasses.fields(cls) if f.name == name)
+    _check_bounds(field, value, where)
+
+
 def _check_bounds(f: dataclasses.Field, value: Any, where: str) -> None:
+    """Each number of ``value`` within the field's bounds (:func:`_numbers`; an item out of
+    bounds is named by its index); in an ``allow_inf`` field an infinity of a sign the
+    bounds let the field take stands for "unbounded" and passes."""
     meta = f.metadata
-    values = value if isinstance(value, (list, tuple)) else [value]
-    for v in values:
-        if not isinstance(v, (int, float)) or isinstance(v, bool):
+    for at, v in _numbers(value):
+        if meta.get("allow_inf") and math.isinf(v):
+            _check_infinity(meta, v, f"{where}{at}")
             continue
-        if meta.get("ge") is not None and not v >= meta["ge"]:
-            raise InputError(where, f"must be >= {meta['ge']:g}, got {v:g}")
-        if meta.get("gt") is not None and not v > meta["gt"]:
-            raise InputError(where, f"must be > {meta['gt']:g}, got {v:g}")
-        if meta.get("le") is not None and not v <= meta["le"]:
-            raise InputError(where, f"must be <= {meta['le']:g}, got {v:g}")
-        if meta.get("lt") is not None and not v < meta["lt"]:
-            raise InputError(where, f"must be < {meta['lt']:g}, got {v:g}")
+        for key, op, holds in _BOUND_TESTS:
+            if meta.get(key) is not None and not holds(v, meta[key]):
+                raise InputError(f"{where}{at}", f"must be {op} {meta[key]:g}, got {v:g}")
+
+
+_BOUND_TESTS = (("ge", ">=", lambda v, b: v >= b), ("gt", ">", lambda v, b: v > b),
+                ("le", "<=", lambda v, b: v <= b), ("lt", "<", lambda v, b: v < b))
+
+
+def _numbers(value: Any):
+    """``(index, number)`` for the numbers of a field's value: ``("", value)`` for a number,
+    ``("[1][0]", ...)`` inside lists and tuples, ``(".key", ...)`` inside tables (booleans
+    and strings are not numbers)."""
+    pending = [("", value)]
+    while pending:
+        at, item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend((f"{at}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+        elif isinstance(item, dict):
+            pending.extend((f"{at}.{k}", v) for k, v in reversed(list(item.items())))
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            yield at, item
+
+
+def _check_infinity(meta, v: float, where: str) -> None:
+    """An infinity in an ``allow_inf`` field: -inf fails a lower bound of 0 or more, +inf an
+    upper bound of 0 or less (the field takes no values of that sign)."""
+    low = meta.get("ge") if meta.get("ge") is not None else meta.get("gt")
+    high = meta.get("le") if meta.get("le") is not None else meta.get("lt")
+    if v < 0 and low is not None and low >= 0:
+        raise InputError(where, f"must be >= {low:g}, got {v:g}")
+    if v > 0 and high is not None and high <= 0:
+        raise InputError(where, f"must be <= {high:g}, got {v:g}")
 
 
 def resolved_data(case: Case) -> dict:

@@ -14,6 +14,7 @@ import contextlib
 import math
 import os
 import shlex
+import signal
 import sys
 import time
 import traceback
@@ -40,6 +41,18 @@ def _at_least_one(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+MAX_BENCH_STEPS = 100_000
+"""Most time steps ``solver bench`` times: a rate measured over more says nothing new."""
+
+
+def _bench_steps(text: str) -> int:
+    """``solver bench --steps``: 1 to MAX_BENCH_STEPS."""
+    value = _at_least_one(text)
+    if value > MAX_BENCH_STEPS:
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_BENCH_STEPS}, got {value}")
     return value
 
 
@@ -81,8 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="CDEM throughput benchmark on a generated block")
     bench.add_argument("--elements", type=_at_least_one, default=64_000,
                        help="hex elements (default 64000)")
-    bench.add_argument("--steps", type=_at_least_one, default=50,
-                       help="time steps to time (default 50)")
+    bench.add_argument("--steps", type=_bench_steps, default=50,
+                       help=f"time steps to time (default 50, at most {MAX_BENCH_STEPS})")
     bench.add_argument("--heap", type=_at_least_one, default=4000,
                        help="elements of the fragmented heap for the contact figures")
     bench.add_argument("--scale", type=_at_least_one, metavar="N",
@@ -93,14 +106,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _every(text: str) -> tuple[int, float]:
-    """``--checkpoint-every``: (steps, seconds), one of them 0."""
+    """``--checkpoint-every``: (steps, seconds), one of them 0 (at most 18 digits)."""
     units = {"s": 1.0, "min": 60.0, "h": 3600.0}
     for unit, scale in sorted(units.items(), key=lambda u: -len(u[0])):
-        if text.endswith(unit) and text[: -len(unit)].replace(".", "", 1).isdigit():
+        number = text[: -len(unit)].replace(".", "", 1)
+        if text.endswith(unit) and number.isascii() and number.isdigit() and len(number) <= 18:
             seconds = float(text[: -len(unit)]) * scale
             if seconds > 0:
                 return 0, seconds
-    if text.isdigit() and int(text) > 0:
+    if text.isascii() and text.isdigit() and len(text) <= 18 and int(text) > 0:
         return int(text), 0.0
     raise argparse.ArgumentTypeError(f"expected a step count or a time such as 30min, "
                                      f"got {text!r}")
@@ -143,17 +157,24 @@ def run_loaded(case, args, comm) -> Finished:
     folder and publishes it. Bad input raises InputError on every rank and leaves no
     folder; a run stopped by a signal returns its exit code (130, 143). A refused restart
     changes nothing on disk. A write the file system refused raises OutputFailed, after
-    :meth:`solver.io.outdir.OutputFolder.fail` kept or removed the run's folder."""
+    :meth:`solver.io.outdir.OutputFolder.fail` kept or removed the run's folder. The files
+    the case says it writes are checked against the file system before the folder is made
+    (solver.resources.check_outputs)."""
     from solver import interrupt
     from solver.case import write_resolved
     from solver.context import RunContext, RunOutput
+    from solver.ensemble import result_units, runner, sweeps_whole_cases
     from solver.errors import InputError, OutputFailed, is_write_failure, write_together
     from solver.io import checkpoint
     from solver.io import summary as summ
     from solver.io.outdir import OutputFolder
-    from solver.ensemble import result_units, runner, sweeps_whole_cases
     from solver.modules import spec_for
+    from solver.parallel import root_only
+    from solver.resources import check_outputs
 
+    for option, path in (("--out", args.out), ("--restart", args.restart)):
+        if path is not None:
+            _given_path(path, option)
     spec = spec_for(case.module, f"{case.path}: module")
     run = runner(spec)
     if (args.checkpoint_every or args.restart) and not spec.checkpoints:
@@ -169,8 +190,10 @@ def run_loaded(case, args, comm) -> Finished:
     if args.restart and (args.out or args.overwrite):
         raise InputError("command line", "--restart DIR goes on in DIR: leave out --out and "
                                           "--overwrite")
+    target = args.restart or args.out or Path("out") / case.name
+    root_only(comm, lambda: check_outputs(case.config, str(case.path), target))
     folder = (OutputFolder.resume(comm, args.restart) if args.restart else
-              OutputFolder(comm, args.out or Path("out") / case.name, args.overwrite))
+              OutputFolder(comm, target, args.overwrite))
     if args.restart:
         checkpoint.verify(comm, folder.work, checkpoint.run_digest(folder.work, case),
                           "--restart")
@@ -294,30 +317,63 @@ def _describe(args) -> int:
 
 
 def _init(args) -> int:
-    from solver.errors import InputError
+    from solver.errors import InputError, OutputFailed, is_write_failure
     from solver.modules import spec_for
     text = spec_for(args.module, f"init: {args.module}").template.read_text()
-    out = Path(args.out)
+    out = _given_path(args.out, "--out")
     if out.exists():
         raise InputError(str(out), "file exists (choose another --out)")
-    out.write_text(text)
+    if not out.parent.is_dir():
+        raise InputError(f"--out {out}", f"no folder {out.parent} to write into")
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        if is_write_failure(exc):
+            raise OutputFailed.from_os_error(exc, out) from None
+        raise InputError(f"--out {out}", f"cannot write: {exc.strerror or exc}") from None
     print(f"wrote {out}; run it with: solver run {out}", file=sys.stderr)
     return 0
 
 
-def _cases(args) -> int:
-    import tomllib
-
+def _given_path(text: str, option: str) -> Path:
+    """The path an option names, one the operating system can take
+    (:func:`solver.case.check_path`); an empty one is refused."""
+    from solver.case import check_path
     from solver.errors import InputError
-    folder = Path(args.folder)
-    paths = sorted(folder.glob("*.toml"))
+    if not text:
+        raise InputError(option, "an empty path")
+    check_path(text, option)
+    return Path(text)
+
+
+def _cases(args) -> int:
+    from solver.errors import InputError
+    folder = _given_path(args.folder, "cases")
+    paths = sorted(folder.glob("*.toml")) if folder.is_dir() else []
     if not paths:
         raise InputError(str(folder), "no case files here (the cases ship with the source tree)")
-    for path in paths:
-        text = path.read_text()
-        module = tomllib.loads(text).get("module", "?")
+    for path, text, module in [_case_heading(path) for path in paths]:
         print(f"{_shown(path):<42} {module:<13} {_about(text)}")
     return 0
+
+
+def _case_heading(path: Path) -> tuple[Path, str, str]:
+    """(path, text, module) of a case file for ``solver cases``; a file that is not readable
+    TOML raises InputError naming it (a module that is not a string shows as ``?``)."""
+    import tomllib
+
+    from solver.case import MAX_CASE_BYTES, toml_loads
+    from solver.errors import InputError
+    try:
+        if path.stat().st_size > MAX_CASE_BYTES:
+            raise InputError(str(path), f"more than the {MAX_CASE_BYTES} bytes of a case file")
+        text = path.read_text()
+        module = toml_loads(text, str(path)).get("module", "?")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(str(path), f"not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    return path, text, module if isinstance(module, str) else "?"
 
 
 def _shown(path: Path) -> str:
@@ -338,12 +394,15 @@ def _about(text: str, limit: int = 100) -> str:
 
 def _render(args) -> int:
     from solver.io.render import render
-    for path in render(Path(args.out), field=args.field, frame=args.frame, movie=args.movie):
+    out = _given_path(args.out, "render")
+    for path in render(out, field=args.field, frame=args.frame, movie=args.movie):
         print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
 def _bench(args, comm) -> int:
+    from solver.parallel import root_only
+    root_only(comm, lambda: _check_bench(args))
     if args.scale:
         from solver.cdem.bench_scale import run_scale_bench
         run_scale_bench(comm, n_elements=args.scale, steps=args.steps, json_path=args.json)
@@ -354,9 +413,45 @@ def _bench(args, comm) -> int:
     return 0
 
 
+def _check_bench(args) -> None:
+    """The sizes ``solver bench`` was given fit this node's memory (solver.resources), and
+    the folder of ``--json`` exists, before anything is built."""
+    from solver.errors import InputError
+    from solver.mesh.generate import BYTES_PER_ELEMENT
+    from solver.resources import need_memory
+    for option, elements in (("--elements", args.elements), ("--heap", args.heap),
+                             ("--scale", args.scale)):
+        if elements:
+            need_memory(option, elements * BYTES_PER_ELEMENT, f"{elements:.3g} elements")
+    if args.json is not None:
+        path = _given_path(args.json, "--json")
+        if not path.parent.is_dir():
+            raise InputError(f"--json {path}", f"no folder {path.parent} to write into")
+
+
 def main(argv: list[str] | None = None) -> int:
+    """``solver ARGS``: the exit code (0, 2 bad input, 3 diverged, 4 a refused write, 130 and
+    143 stopped by SIGINT and SIGTERM); every failure of a command is one line on stderr.
+    A signal stops it at any moment (solver.interrupt); on several ranks, a signal outside
+    a run's step boundaries and a write refused on one rank only end this process at once
+    with the code, and mpiexec ends the others."""
+    from solver import interrupt
+
+    with interrupt.stopping_at_once():
+        try:
+            return _main(argv)
+        except BaseException as exc:
+            stopped = interrupt.terminated_by(exc)
+            if stopped is None:
+                raise
+            return _stopped(stopped.signum)
+
+
+def _main(argv: list[str] | None) -> int:
+    """:func:`main` once its signals are taken care of."""
     from mpi4py import MPI
 
+    from solver import interrupt
     from solver.errors import EXIT_INPUT, EXIT_OUTPUT, InputError, OutputFailed
 
     comm = MPI.COMM_WORLD.Dup()
@@ -367,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args, comm)
         if args.command == "bench":
             return _bench(args, comm)
-        return commands[args.command](args)
+        return _side_command(commands[args.command], args)
     except InputError as exc:
         if comm.rank == 0:
             print(exc.line, file=sys.stderr)
@@ -376,13 +471,11 @@ def main(argv: list[str] | None = None) -> int:
         if comm.rank == 0 or not exc.everywhere:
             print(exc.line, file=sys.stderr, flush=True)
         if not exc.everywhere and comm.size > 1:
-            MPI.COMM_WORLD.Abort(EXIT_OUTPUT)
+            _exit_now(EXIT_OUTPUT)
         return EXIT_OUTPUT
-    except KeyboardInterrupt:
-        if comm.size > 1:
-            MPI.COMM_WORLD.Abort(130)
-        return 130
-    except Exception:
+    except Exception as exc:
+        if interrupt.terminated_by(exc) is not None:
+            raise
         if comm.size > 1:
             traceback.print_exc()
             sys.stderr.flush()
@@ -390,6 +483,36 @@ def main(argv: list[str] | None = None) -> int:
         raise
     finally:
         comm.Free()
+
+
+def _side_command(command, args) -> int:
+    """``command(args)`` of a command other than run and bench: a file it cannot read or
+    write is one error line too (OutputFailed for a refused write, else InputError naming
+    the file)."""
+    from solver.errors import InputError, OutputFailed, is_write_failure
+    try:
+        return command(args)
+    except OSError as exc:
+        if is_write_failure(exc):
+            raise OutputFailed.from_os_error(exc) from None
+        raise InputError(str(exc.filename or args.command),
+                         f"{exc.strerror or exc}") from None
+
+
+def _stopped(signum: int) -> int:
+    """The exit code of a command stopped by the signal ``signum`` outside a run's step
+    boundaries (128 + signum), after one line on stderr (solver.interrupt; on several ranks
+    the handler has already ended the process)."""
+    print(f"stopped by {signal.Signals(signum).name}", file=sys.stderr, flush=True)
+    return 128 + signum
+
+
+def _exit_now(code: int) -> None:
+    """End this process at once with ``code`` (output flushed, no MPI_Finalize): under
+    mpiexec the other ranks are ended too, without an MPI_Abort message."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ from solver import sweep
 from solver.case import Case, write_resolved
 from solver.context import RunContext, RunOutput
 from solver.ensemble_checkpoint import EnsembleCheckpoint, Stopped
-from solver.errors import InputError
+from solver.errors import InputError, written_by_root
+from solver.interrupt import Diverged
 from solver.io.progress import Progress
 from solver.io.table import plot_rows, plot_title, write_rows
 from solver.modules import ModuleSpec, spec_for
@@ -34,9 +35,10 @@ def run_ensemble(comm, points: Sequence[Any], fn: Callable[[int, Any], Any],
 
     Returns the rows in point order on rank 0 and None on the other ranks. ``progress``
     (rank 0 prints) is updated with the number of runs handed out, and once more at the end.
-    Collective. A point whose run raises :class:`InputError` stops this rank's work; every rank
-    then raises the error of the lowest failing point, so the message is the same on 1 or N
-    ranks. Any other exception is a bug and goes on at once (the CLI aborts all ranks).
+    Collective. A point whose run raises :class:`InputError` or
+    :class:`solver.interrupt.Diverged` stops this rank's work; every rank then raises the
+    error of the lowest failing point, so the message is the same on 1 or N ranks. Any other
+    exception is a bug and goes on at once (the CLI aborts all ranks).
     ``checkpoint`` (:mod:`solver.ensemble_checkpoint`) adds checkpoints, the restart of the
     runs its checkpoint left unfinished, and clean stops at a signal
     (:class:`solver.interrupt.Interrupted` on every rank).
@@ -54,14 +56,17 @@ def run_ensemble(comm, points: Sequence[Any], fn: Callable[[int, Any], Any],
             mine.append((index, fn(index, points[index]) if checkpoint is None
                          else checkpoint.call(fn, index, points[index])))
         except InputError as exc:
-            error = (index, exc.where, exc.message)
+            error = (index, "input", (exc.where, exc.message))
+        except Diverged as exc:
+            error = (index, "diverged", (exc.where, exc.message, exc.step, exc.time))
         except Stopped:
             continue
     if checkpoint is not None:
         checkpoint.wait()
     errors = [e for e in comm.allgather(error) if e is not None]
     if errors:
-        raise InputError(*min(errors)[1:])
+        _, kind, payload = min(errors, key=lambda e: e[0])
+        raise (InputError if kind == "input" else Diverged)(*payload)
     if checkpoint is not None:
         checkpoint.raise_if_stopped()
     rows = gather_rows(comm, mine)
@@ -135,8 +140,8 @@ def run_sweep(case, ctx, units: dict[str, Any]) -> RunOutput:
     points = sweep.points(cfg, str(case.path), case.path.parent)
     rows = run_cases(ctx.comm, case, points, ctx.out_dir,
                      ctx.progress(len(points), label="runs"))
-    summary = None
-    if ctx.comm.rank == 0:
+
+    def finish() -> dict:
         swept = sweep.units(type(cfg), cfg.sweep.swept())
         table = [{"run": r["index"], **r["params"], "status": r["status"], "steps": r["steps"],
                   "wall_s": r["wall_s"], **_scalars(r["results"])} for r in rows]
@@ -150,12 +155,13 @@ def run_sweep(case, ctx, units: dict[str, Any]) -> RunOutput:
             plot_rows(ctx.out_dir / f"{case.name}_{name}.png", table, x, name, groups,
                       plot_title(case.name, list(swept)),
                       {k: f"{k} [{u}]" for k, u in {**swept, **known}.items()})
-        summary = {"runs": [{"index": r["index"], "label": r["label"], "params": r["params"],
-                             "status": r["status"], "steps": r["steps"], "wall_s": r["wall_s"],
-                             **r["results"]} for r in rows],
-                   "unconverged": [f"run {r['index']} ({r['label']}): {line}" for r in rows
-                                   for line in r["unconverged"]]}
-    summary = ctx.comm.bcast(summary, root=0)
+        return {"runs": [{"index": r["index"], "label": r["label"], "params": r["params"],
+                          "status": r["status"], "steps": r["steps"], "wall_s": r["wall_s"],
+                          **r["results"]} for r in rows],
+                "unconverged": [f"run {r['index']} ({r['label']}): {line}" for r in rows
+                                for line in r["unconverged"]]}
+
+    summary = written_by_root(ctx.comm, finish, ctx.out_dir)
     return RunOutput(steps=sum(r["steps"] for r in summary["runs"]),
                      results={"runs": summary["runs"]}, unconverged=summary["unconverged"])
 

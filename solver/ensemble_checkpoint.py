@@ -44,6 +44,7 @@ from mpi4py import MPI
 
 from solver import interrupt
 from solver.case import Case
+from solver.errors import OutputFailed
 from solver.io import checkpoint as files
 from solver.parallel import root_only
 
@@ -123,6 +124,7 @@ class EnsembleCheckpoint:
         self.flight = None                       # (steps, time, state) of the run under way
         self.stopped_at = (0, 0.0)
         self.outcome: str | None = None          # "done" or "stopped"
+        self.failure: OutputFailed | None = None  # a checkpoint write the disk refused
         self.n_points = 0
         self.count, self.last = 0, perf_counter()
         if ctx.restart:
@@ -173,11 +175,14 @@ class EnsembleCheckpoint:
         return self.outcome == "stopped"
 
     def raise_if_stopped(self) -> None:
-        """After a stop: raise Interrupted with the steps done (finished runs and those under
-        way), the latest simulated time of a run under way and the runs finished
+        """After a stop: raise the OutputFailed of a checkpoint the file system refused
+        (every rank has it), else Interrupted with the steps done (finished runs and those
+        under way), the latest simulated time of a run under way and the runs finished
         (collective)."""
         if not self.stopped():
             return
+        if self.failure is not None:
+            raise self.failure
         self._prune()
         steps, t = self.stopped_at
         steps += sum(r.steps for r in self.done.values())
@@ -220,12 +225,19 @@ class EnsembleCheckpoint:
             self.every_seconds and perf_counter() - self.last >= self.every_seconds))
 
     def _act(self, agreed: tuple[bool, bool, bool]) -> None:
+        """Act on a completed poll: end the ensemble, write a checkpoint, stop; a checkpoint
+        the file system refused (OutputFailed on every rank, solver.io.checkpoint.write)
+        stops the ranks together, to raise it from :meth:`raise_if_stopped` once no run
+        or receive is left under way."""
         stop, due, busy = agreed
         if not busy:
             self.outcome = "done"
             return
         if due or (stop and self.writes):
-            self._write()
+            try:
+                self._write()
+            except OutputFailed as failure:
+                self.failure, stop = failure, True
         if stop:
             self.outcome = "stopped"
 

@@ -19,6 +19,11 @@ import os
 EXIT_INPUT = 2
 EXIT_OUTPUT = 4
 
+LINE_LIMIT = 800
+"""Most characters of an error line: a longer file name, field or value is cut in the middle
+(its start and end kept), so that the line names the file and field and stays one line (room
+for a path, the field, the message and the command that restarts a run)."""
+
 #: The errnos of a write the file system refused for lack of room or by a fault: no space
 #: left, disk quota exceeded, file too large, I/O error.
 WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
@@ -34,8 +39,9 @@ class InputError(Exception):
 
     @property
     def line(self) -> str:
-        """The one line the CLI prints: ``error: <where>: <message>``."""
-        return f"error: {self.where}: {self.message}"
+        """The one line the CLI prints: ``error: <where>: <message>``, at most LINE_LIMIT
+        characters (:func:`one_line`)."""
+        return one_line(self.where, self.message)
 
 
 class OutputFailed(Exception):
@@ -70,7 +76,25 @@ class OutputFailed(Exception):
         code = errno.errorcode.get(self.errno, "") if self.errno is not None else ""
         named = f" ({code}, errno {self.errno})" if code else ""
         kept = f"; {self.kept}" if self.kept else ""
-        return f"error: {self.path}: cannot write: {self.reason}{named}{kept}"
+        return one_line(self.path, f"cannot write: {self.reason}{named}{kept}")
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` on one line (line breaks as spaces), cut in the middle to ``limit``
+    characters when longer: its start, `` ... ``, its end."""
+    text = " ".join(str(text).splitlines())
+    if len(text) <= limit:
+        return text
+    head = (limit - 5) // 2
+    return f"{text[:head]} ... {text[len(text) - (limit - 5 - head):]}"
+
+
+def one_line(where: str, message: str) -> str:
+    """``error: <where>: <message>`` on one line of at most LINE_LIMIT characters: a long
+    ``where`` (a long path) keeps its end, the file name and field, and a long message its
+    start and end (:func:`shortened`)."""
+    where = shortened(where, LINE_LIMIT // 3)
+    return f"error: {where}: {shortened(message, LINE_LIMIT - len(where) - 9)}"
 
 
 def is_write_failure(exc: BaseException) -> bool:
@@ -88,6 +112,13 @@ def naming(path: str | os.PathLike):
         if exc.filename is None:
             exc.filename = str(path)
         raise
+
+
+def written_by_root(comm, write, path: str | os.PathLike):
+    """``write()`` on rank 0 of ``comm`` (it writes files under ``path``) and its result on
+    every rank; a write the file system refuses raises OutputFailed on every rank
+    (:func:`write_together`; collective)."""
+    return comm.bcast(write_together(comm, write if comm.rank == 0 else None, path), root=0)
 
 
 def write_together(comm, write=None, path: str | os.PathLike | None = None):

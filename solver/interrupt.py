@@ -1,17 +1,109 @@
-"""Clean interruption: SIGINT and SIGTERM only set a flag, which the time loops read at step
-boundaries (reduced over all ranks with the step's sums, so every rank stops after the same
-step and none is left waiting in a collective). Exit code 128 + the signal number."""
+"""Clean interruption, exit code 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
+
+Within a run that checkpoints (:func:`catching_signals`), SIGINT and SIGTERM only set a flag,
+which the time loops read at step boundaries (reduced over all ranks with the step's sums, so
+every rank stops after the same step and none is left waiting in a collective). Everywhere
+else in the command line (:func:`stopping_at_once`, from the first instruction of
+``solver.cli.main`` on: start-up, reading and checking the case, a run without checkpoints)
+the signal stops the command at once: on one rank it raises :class:`Terminated`, which the
+command line turns into its exit code (and a folder it began is removed); on several ranks,
+where another rank may wait in a collective, the process ends in the handler itself with
+the exit code, which is safe at any instruction (an exception raised inside the import of a
+compiled module turns into an ImportError), and mpiexec ends the others. Neither prints a
+traceback or an MPI abort.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
+import threading
 
 _received = {"signal": 0}
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(BaseException):
+    """SIGINT or SIGTERM outside a run that stops at a step boundary (:func:`stopping_at_once`);
+    a BaseException, so that no ``except Exception`` takes it for an error."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
 
 
 def _handler(signum, _frame) -> None:
     _received["signal"] = signum
+
+
+def _terminate(signum, _frame) -> None:
+    rank, size = world()
+    if size > 1:
+        stop_now(signum, rank)
+    raise Terminated(signum)
+
+
+def stop_now(signum: int, rank: int) -> None:
+    """End this process at once with exit code 128 + ``signum``, rank 0 saying so in one
+    line (output flushed, no MPI_Finalize: mpiexec ends the other ranks, silently)."""
+    if rank == 0:
+        print(f"stopped by {signal.Signals(signum).name}", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(128 + signum)
+
+
+def world() -> tuple[int, int]:
+    """(rank, size) of this process: from MPI once it is started, else from what the
+    launcher put in the environment (MPICH's PMI_RANK and PMI_SIZE, Open MPI's
+    OMPI_COMM_WORLD_RANK and _SIZE), else (0, 1). A signal may come before MPI is."""
+    started = getattr(sys.modules.get("mpi4py.MPI"), "Is_initialized", None)
+    if started is not None and started() and not sys.modules["mpi4py.MPI"].Is_finalized():
+        world_comm = sys.modules["mpi4py.MPI"].COMM_WORLD
+        return world_comm.rank, world_comm.size
+    for rank, size in (("PMI_RANK", "PMI_SIZE"),
+                       ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")):
+        if os.environ.get(size, "").isdigit():
+            return int(os.environ.get(rank, "0") or 0), int(os.environ[size])
+    return 0, 1
+
+
+def terminated_by(exc: BaseException) -> Terminated | None:
+    """The Terminated that ``exc`` is or arose from (an import the signal interrupted fails
+    with an ImportError whose context is the Terminated), else None."""
+    seen = 0
+    while exc is not None and seen < 100:
+        if isinstance(exc, Terminated):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+@contextlib.contextmanager
+def _handling(handler):
+    """Within the block, ``handler`` takes SIGINT and SIGTERM; the previous handlers come
+    back afterwards."""
+    previous = {s: signal.signal(s, handler) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, earlier in previous.items():
+            signal.signal(s, earlier)
+
+
+@contextlib.contextmanager
+def stopping_at_once():
+    """Within the block, SIGINT and SIGTERM raise :class:`Terminated` (the previous handlers
+    come back afterwards; outside the main thread, where Python takes no handlers, nothing
+    changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with _handling(_terminate):
+        yield
 
 
 @contextlib.contextmanager
@@ -19,12 +111,10 @@ def catching_signals():
     """Within the block, SIGINT and SIGTERM only set the flag (the previous handlers come
     back afterwards)."""
     _received["signal"] = 0
-    previous = {s: signal.signal(s, _handler) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        with _handling(_handler):
+            yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
         _received["signal"] = 0
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, get_args, get_origin
 
-from solver.case import from_dict, param, plain_data, set_field, swept_fields
+from solver.case import from_dict, is_index, param, plain_data, set_field, swept_fields
 from solver.errors import InputError
 
 MAX_RUNS = 100_000
@@ -82,9 +82,16 @@ class Sweep:
         for at, key in _heads(self):
             if key.split(".")[0].split("[")[0] == "sweep":
                 raise InputError(f"{where}{at[len('sweep'):]}", "a sweep cannot set sweep fields")
-        count = len(self.runs) if self.keys else math.prod(len(v) for _, v in lists.values())
-        if count > MAX_RUNS:
-            raise InputError(where, f"the sweep holds {count} runs, more than {MAX_RUNS}")
+        if self.count() > MAX_RUNS:
+            raise InputError(where, f"the sweep holds {self.count()} runs, more than "
+                                    f"{MAX_RUNS}")
+
+    def count(self) -> int:
+        """How many runs the sweep holds (1 when it sweeps nothing), counted without
+        expanding it."""
+        if self.keys:
+            return len(self.runs)
+        return math.prod(len(values) for _, values in self.lists().values())
 
 
 @dataclass
@@ -189,7 +196,7 @@ def _walk(cls: type, cfg: Any, key: str) -> tuple[str, dict]:
         path = f"{path}.{name}" if path else name
         if index:
             i = index.rstrip("]")
-            if get_origin(tp) is not list or not i.isdigit():
+            if get_origin(tp) is not list or not is_index(i):
                 return f"{path} is not a list of tables", {}
             if obj is not None and int(i) >= len(obj):
                 return f"no item {part} ({path} has {len(obj)})", {}

@@ -30,6 +30,7 @@ from solver.cdem.stable_step import element_frequency
 from solver.errors import InputError
 from solver.mesh.distribute import whole
 from solver.mesh.hexmesh import HexMesh
+from solver.resources import need_count, need_disk
 
 STEP_CAP = 1e8
 """Most steps a stage may need (hours already for a thousand elements, at 1e7
@@ -153,6 +154,45 @@ def check_time_step(cfg: Config, mesh: HexMesh, steps: list[float], limits: list
         if field is None:
             field, text = f"stages[{i}].duration", f"{text}, within the range of solids"
         raise InputError(f"{where}: {field}", f"{text}; {tail}")
+
+
+MAX_FRAMES = 100_000
+"""Most VTK frames of a run (a .pvtu and a .vtu per rank each)."""
+
+FRAME_BYTES_PER_ELEMENT = 50.0
+"""Disk a frame takes per element, at least [bytes]: its 8 corners' coordinates (192 B)
+compressed about fourfold, without the cell data."""
+
+
+def check_frames(cfg: Config, mesh: HexMesh, steps: list[float], where: str, out_dir,
+                 ranks: int) -> None:
+    """The VTK frames ``output.every`` asks for (:func:`frames_at_least`) are at most
+    MAX_FRAMES, and their files and bytes fit the file system of ``out_dir``
+    (solver.resources)."""
+    if not cfg.output.vtk:
+        return
+    frames = frames_at_least(cfg, steps)
+    field, what = f"{where}: output.every", f"{frames:.3g} VTK frames"
+    need_count(field, frames, MAX_FRAMES, "VTK frames")
+    need_disk(field, frames * mesh.n_cells * FRAME_BYTES_PER_ELEMENT, frames * (ranks + 1),
+              out_dir, what)
+
+
+def frames_at_least(cfg: Config, steps: list[float]) -> float:
+    """The frames a run writes at least: one at the start and one per stage, and in each
+    dynamic stage that runs its whole duration (no stop at a failure or at the landslide
+    analysis' end of a stage) one per ``output.every``, at most one per step (``steps``:
+    each stage's time step)."""
+    ending = {cfg.analysis.trigger_stage, cfg.analysis.runout_stage} \
+        if cfg.analysis.type == "landslide" else set()
+    frames = 1.0 + len(cfg.stages)
+    for stage, dt in zip(cfg.stages, steps):
+        whole = (stage.kind == "dynamic" and math.isfinite(stage.duration)
+                 and not stage.stop_on_failure and stage.name not in ending)
+        if whole and cfg.output.every > 0.0:
+            frames += min(stage.max_steps, stage.duration / dt,
+                          stage.duration / cfg.output.every)
+    return frames
 
 
 def _crossing_time(cfg: Config, mesh: HexMesh, where: str) -> float:

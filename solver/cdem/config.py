@@ -6,14 +6,38 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from solver.case import COORDINATE_LIMIT, exactly_one, param, section
+from solver.case import (ANGLE_LIMIT, COORDINATE_LIMIT, SPEED_LIMIT, TIME_LIMIT, exactly_one,
+                         param, section)
 from solver.contact_laws.register import (DYNAMIC_FRICTION, FRICTION, NORMAL_LAWS, RESTITUTION,
                                           TANGENTIAL_LAWS, WEAKENING_VELOCITY, law_field)
 from solver.errors import InputError
+from solver.resources import need_count
 from solver.sweep import CaseSweep
 
 INF = math.inf
 Vec3 = tuple[float, float, float]
+COORD = {"ge": -COORDINATE_LIMIT, "le": COORDINATE_LIMIT}
+"""Bounds of a coordinate, and of an axis's components (solver.case.COORDINATE_LIMIT)."""
+ANGLE = {"ge": -ANGLE_LIMIT, "le": ANGLE_LIMIT}
+"""Bounds of a free angle (solver.case.ANGLE_LIMIT)."""
+STRENGTH_LIMIT = 1e12
+"""Largest finite strength [Pa]: a thousand times the strongest rock (inf: unbreakable)."""
+STIFFNESS_RANGE = (1e3, 1e18)
+"""A given spring stiffness per area [Pa/m]: from 1e3 (a metre of loose sand's 1 MPa over a
+thousand metres) to 1e18 (diamond's modulus over a micrometre); 0 takes the default."""
+MAX_ELEMENTS = 1e10
+"""Most elements of a generated box: 2.5 TB of mesh on rank 0
+(solver.mesh.generate.BYTES_PER_ELEMENT), beyond the memory of the largest single nodes."""
+
+
+def check_stiffness(obj, names: tuple[str, ...], where: str) -> None:
+    """Each given stiffness of ``obj`` is 0 (the default) or within STIFFNESS_RANGE."""
+    low, high = STIFFNESS_RANGE
+    for name in names:
+        value = getattr(obj, name)
+        if value and not low <= value <= high:
+            raise InputError(f"{where}.{name}", f"must be 0 (the default) or {low:g} to "
+                                                f"{high:g} Pa/m, got {value:g}")
 
 
 def check_axis(axis: Vec3, where: str) -> None:
@@ -27,13 +51,17 @@ class BoxMesh:
     """A structured box of hexahedra generated at load time."""
 
     n: tuple[int, int, int] = param(unit="-", doc="elements along x, y, z")
-    size: Vec3 = param(unit="m", doc="box edge lengths along x, y, z", gt=0.0)
-    origin: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="corner with the smallest coordinates")
+    size: Vec3 = param(unit="m", doc="box edge lengths along x, y, z (1e-6 to 1e8: from a "
+                       "micrometre, below any grain, to beyond any geographic extent)",
+                       ge=1e-6, le=COORDINATE_LIMIT)
+    origin: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="corner with the smallest coordinates",
+                         **COORD)
     group: str = param("block", unit="-", doc="material group name of all its elements")
     layer_groups: list[str] = param(unit="-", doc="group of each element layer along z, bottom "
                                     "to top (overrides group)", default_factory=list)
-    rotate_deg: float = param(0.0, unit="deg", doc="rigid rotation of the box about its centre")
-    rotate_axis: Vec3 = param((0.0, 0.0, 1.0), unit="-", doc="axis of that rotation")
+    rotate_deg: float = param(0.0, unit="deg", doc="rigid rotation of the box about its centre",
+                              **ANGLE)
+    rotate_axis: Vec3 = param((0.0, 0.0, 1.0), unit="-", doc="axis of that rotation", **COORD)
     separate: bool = param(False, unit="-", doc="every element a separate block, none glued "
                            "(a fully jointed rock mass)")
 
@@ -41,6 +69,7 @@ class BoxMesh:
         if min(self.n) < 1:
             raise InputError(f"{where}.n",
                              f"needs at least one element per direction, got {self.n}")
+        need_count(f"{where}.n", self.elements, MAX_ELEMENTS, "elements")
         if self.layer_groups and len(self.layer_groups) != self.n[2]:
             raise InputError(f"{where}.layer_groups", f"needs {self.n[2]} names (one per layer)")
         for name, values in (("origin", self.origin),
@@ -49,6 +78,11 @@ class BoxMesh:
                 raise InputError(f"{where}.{name}", f"coordinates beyond "
                                  f"{COORDINATE_LIMIT:g} m: {list(values)}")
         check_axis(self.rotate_axis, f"{where}.rotate_axis")
+
+    @property
+    def elements(self) -> int:
+        """How many hexahedra the box has."""
+        return math.prod(self.n)
 
 
 @dataclass
@@ -59,9 +93,11 @@ class MeshConfig:
                       path=True)
     boxes: list[BoxMesh] = param(unit="-", doc="generated boxes (instead of path)",
                                  default_factory=list)
-    rotate_deg: float = param(0.0, unit="deg", doc="rigid rotation applied to the mesh at load")
-    rotate_axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="axis of that rotation")
-    rotate_origin: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="point on the rotation axis")
+    rotate_deg: float = param(0.0, unit="deg", doc="rigid rotation applied to the mesh at load",
+                              **ANGLE)
+    rotate_axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="axis of that rotation", **COORD)
+    rotate_origin: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="point on the rotation axis",
+                                **COORD)
 
     def validate(self, where: str) -> None:
         exactly_one(self, ("path", "boxes"), f"{where}.path")
@@ -81,9 +117,12 @@ class Material:
                                  gt=-1.0, lt=0.5)
     model: Literal["elastic"] = param("elastic", unit="-", doc="constitutive law of the blocks")
     tensile_strength: float = param(INF, unit="Pa", doc="interface tensile strength T "
-                                    "(inf: never breaks in tension)", ge=0.0, allow_inf=True)
+                                    "(inf: never breaks in tension; finite: up to 1e12, a "
+                                    "thousand times the strongest rock)", ge=0.0,
+                                    le=STRENGTH_LIMIT, allow_inf=True)
     cohesion: float = param(INF, unit="Pa", doc="interface cohesion c (inf: never breaks in "
-                            "shear)", ge=0.0, allow_inf=True)
+                            "shear; finite: up to 1e12)", ge=0.0, le=STRENGTH_LIMIT,
+                            allow_inf=True)
     friction_deg: float = param(30.0, unit="deg", doc="interface friction angle phi",
                                 ge=0.0, lt=90.0)
 
@@ -94,32 +133,41 @@ class InterfacePair:
 
     groups: tuple[str, str] = param(unit="-", doc="the two group names or ids")
     tensile_strength: float = param(0.0, unit="Pa", doc="tensile strength T (inf: never breaks "
-                                    "in tension)", ge=0.0, allow_inf=True)
-    cohesion: float = param(0.0, unit="Pa", doc="cohesion c (inf: never breaks in shear)",
-                            ge=0.0, allow_inf=True)
+                                    "in tension; finite: up to 1e12)", ge=0.0,
+                                    le=STRENGTH_LIMIT, allow_inf=True)
+    cohesion: float = param(0.0, unit="Pa", doc="cohesion c (inf: never breaks in shear; "
+                            "finite: up to 1e12)", ge=0.0, le=STRENGTH_LIMIT, allow_inf=True)
     friction_deg: float = param(30.0, unit="deg", doc="friction angle phi", ge=0.0, lt=90.0)
     weakening_time: float = param(0.0, unit="s", doc="a trigger by strength reduction: over "
                                   "this much time of breakable stages, T, c and tan(phi) fall "
                                   "linearly from the weaker group's (what the faces have "
                                   "without this entry) to the values above (0: at once)",
-                                  ge=0.0)
-    normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per unit area (0: as elsewhere)",
-                                    ge=0.0)
-    shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_s per unit area (0: as elsewhere)",
-                                   ge=0.0)
+                                  ge=0.0, le=TIME_LIMIT)
+    normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per unit area (0: as elsewhere; "
+                                    "else 1e3 to 1e18)", ge=0.0, le=STIFFNESS_RANGE[1])
+    shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_s per unit area (0: as elsewhere; "
+                                   "else 1e3 to 1e18)", ge=0.0, le=STIFFNESS_RANGE[1])
+
+    def validate(self, where: str) -> None:
+        check_stiffness(self, ("normal_stiffness", "shear_stiffness"), where)
 
 
 @dataclass
 class InterfaceConfig:
     """Interface spring stiffness: k_n = beta (K + 4G/3)/h, k_s = beta G/h unless given."""
 
-    stiffness_factor: float = param(10.0, unit="-", doc="beta in k = beta * modulus / h", gt=0.0)
-    normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per unit area (0: from beta)",
-                                    ge=0.0)
-    shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_s per unit area (0: from beta)",
-                                   ge=0.0)
+    stiffness_factor: float = param(10.0, unit="-", doc="beta in k = beta * modulus / h "
+                                    "(1e-3 to 1e6: beyond, the springs are a gap or make the "
+                                    "stable step vanish)", ge=1e-3, le=1e6)
+    normal_stiffness: float = param(0.0, unit="Pa/m", doc="k_n per unit area (0: from beta; "
+                                    "else 1e3 to 1e18)", ge=0.0, le=STIFFNESS_RANGE[1])
+    shear_stiffness: float = param(0.0, unit="Pa/m", doc="k_s per unit area (0: from beta; "
+                                   "else 1e3 to 1e18)", ge=0.0, le=STIFFNESS_RANGE[1])
     pairs: list[InterfacePair] = param(unit="-", doc="interfaces between groups",
                                        default_factory=list)
+
+    def validate(self, where: str) -> None:
+        check_stiffness(self, ("normal_stiffness", "shear_stiffness"), where)
 
 
 @dataclass
@@ -161,11 +209,14 @@ class Boundary:
     box: tuple[float, float, float, float, float, float] = param(
         (-INF, INF, -INF, INF, -INF, INF), unit="m",
         doc="xmin, xmax, ymin, ymax, zmin, zmax of the selected nodes (initial coordinates; "
-            "+-inf: unbounded)", allow_inf=True)
+            "+-inf: unbounded; finite: up to 1e15 in magnitude, a selection may reach beyond "
+            "the mesh)", allow_inf=True, ge=-1e15, le=1e15)
     group: str = param("", unit="-", doc="only nodes of elements of this group ('' any)")
     fix: list[Literal["x", "y", "z"]] = param(unit="-", doc="components held",
                                               default_factory=lambda: ["x", "y", "z"])
-    velocity: Vec3 = param((0.0, 0.0, 0.0), unit="m/s", doc="velocity of the held components")
+    velocity: Vec3 = param((0.0, 0.0, 0.0), unit="m/s", doc="velocity of the held components "
+                           "(up to 1e3 in magnitude: solver.case.SPEED_LIMIT)", ge=-SPEED_LIMIT,
+                           le=SPEED_LIMIT)
 
     def validate(self, where: str) -> None:
         b = self.box
@@ -184,19 +235,27 @@ class Stage:
     damping: Literal["local", "viscous", "none"] = param("none", unit="-", doc="damping mode")
     local_damping: float = param(0.8, unit="-", doc="Cundall local damping coefficient alpha",
                                  ge=0.0, lt=1.0)
-    viscous_damping: float = param(0.0, unit="1/s", doc="mass-proportional damping c in c*m*v",
-                                   ge=0.0)
+    viscous_damping: float = param(0.0, unit="1/s", doc="mass-proportional damping c in c*m*v "
+                                   "(up to 1e6: beyond, the stable step vanishes)", ge=0.0,
+                                   le=1e6)
     duration: float = param(INF, unit="s", doc="simulated time of the stage (inf: until "
-                            "converged or max_steps)", gt=0.0, allow_inf=True)
+                            "converged or max_steps; finite: up to 1e7)", gt=0.0,
+                            le=TIME_LIMIT, allow_inf=True)
     max_steps: int = param(1_000_000, unit="-", doc="step limit of the stage", ge=1)
-    unbalance_tol: float = param(1e-5, unit="-", doc="relax: converged below this ratio", gt=0.0)
+    unbalance_tol: float = param(1e-5, unit="-", doc="relax: converged below this ratio (up "
+                                 "to 1, the largest ratio; below about 1e-12, round-off, the "
+                                 "stage runs to max_steps)", gt=0.0, le=1.0)
     breakable: bool = param(True, unit="-", doc="apply the spring failure criteria")
-    tilt_rate: float = param(0.0, unit="deg/s", doc="gravity turns at this rate (a tilting base)")
-    tilt_axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="axis gravity turns about")
-    gravity_ramp: float = param(0.0, unit="1/s", doc="g grows as g0 (1 + ramp t)", ge=0.0)
+    tilt_rate: float = param(0.0, unit="deg/s", doc="gravity turns at this rate (a tilting "
+                             "base; up to 3600 in magnitude, ten turns a second)", ge=-3600.0,
+                             le=3600.0)
+    tilt_axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="axis gravity turns about", **COORD)
+    gravity_ramp: float = param(0.0, unit="1/s", doc="g grows as g0 (1 + ramp t) (up to 1e3: g "
+                                "doubles in a millisecond)", ge=0.0, le=1e3)
     load_tolerance: float = param(0.0, unit="-", doc="quasi-static servo: tilt and gravity ramp "
                                   "advance only in steps whose unbalance ratio is below this "
-                                  "(0: they follow the clock)", ge=0.0)
+                                  "(0: they follow the clock; at most 1, the largest ratio)",
+                                  ge=0.0, le=1.0)
     stop_on_failure: bool = param(False, unit="-", doc="end the stage at the first broken spring")
     reset_displacement: bool = param(False, unit="-",
                                      doc="after the stage, displacements and velocities to 0")
@@ -226,8 +285,8 @@ class TimeConfig:
     safety: float = param(0.8, unit="-", doc="fraction of the stable step (0.01 to 1)",
                           ge=0.01, le=1.0)
     dt: float = param(0.0, unit="s",
-                      doc="fixed step of every stage (0: automatic); below every stage's limit",
-                      ge=0.0)
+                      doc="fixed step of every stage (0: automatic); below every stage's limit "
+                      "(and 1 s: no block is that slow to vibrate)", ge=0.0, le=1.0)
 
 
 @dataclass
@@ -235,8 +294,8 @@ class OutputConfig:
     """VTK frames and progress."""
 
     vtk: bool = param(True, unit="-", doc="write the .pvd/.pvtu/.vtu series")
-    every: float = param(0.0, unit="s", doc="simulated time between frames (0: stage ends only)",
-                         ge=0.0)
+    every: float = param(0.0, unit="s", doc="simulated time between frames (0: stage ends only; "
+                         "up to 1e7)", ge=0.0, le=TIME_LIMIT)
 
 
 @dataclass
@@ -247,15 +306,16 @@ class Analysis:
                   "landslide"] = param("none", unit="-", doc="which result set to compute")
     mode: Literal["tensile", "shear", "toppling"] = param(
         "tensile", unit="-", doc="failure: which closed form is the theory")
-    pivot: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="pendulum: point on the pinned axis")
-    axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="pendulum: the pinned axis")
+    pivot: Vec3 = param((0.0, 0.0, 0.0), unit="m", doc="pendulum: point on the pinned axis",
+                        **COORD)
+    axis: Vec3 = param((0.0, 1.0, 0.0), unit="-", doc="pendulum: the pinned axis", **COORD)
     block_group: str = param("block", unit="-", doc="failure/column: the group of the block; "
                              "landslide: the sliding body")
     sample_every: int = param(10, unit="-", doc="steps between samples", ge=1)
     failure_displacement: float = param(0.005, unit="m", doc="stack: a block moved this far "
                                         "during the last stage means failure; landslide: the "
                                         "sliding body's centre of mass, in the trigger stage",
-                                        gt=0.0)
+                                        gt=0.0, le=COORDINATE_LIMIT)
     bed_group: str = param("bedrock", unit="-", doc="landslide: the held bedrock group (the "
                            "landslide mass is every other group)")
     trigger_stage: str = param("trigger", unit="-", doc="landslide: the stage that ends once "
@@ -265,12 +325,19 @@ class Analysis:
     stop_fraction: float = param(1e-3, unit="-", doc="landslide: the mass has stopped when "
                                  "its kinetic energy stays below this fraction of its peak",
                                  gt=0.0, lt=1.0)
-    stop_window: float = param(2.0, unit="s", doc="landslide: for this long", gt=0.0)
+    stop_window: float = param(2.0, unit="s", doc="landslide: for this long", gt=0.0,
+                               le=TIME_LIMIT)
     map_cell: float = param(0.0, unit="m", doc="landslide: cell of the deposit map (0: half "
-                            "the median plan size of the mass elements)", ge=0.0)
+                            "the median plan size of the mass elements; else 1e-3 to 1e8, "
+                            "and at most 1e8 cells over the mass)", ge=0.0,
+                            le=COORDINATE_LIMIT)
 
     def validate(self, where: str) -> None:
         check_axis(self.axis, f"{where}.axis")
+        if 0.0 < self.map_cell < 1e-3:
+            raise InputError(f"{where}.map_cell", f"must be 0 (the default) or 1e-3 to 1e8 m "
+                                                  f"(a millimetre cell maps grains), got "
+                                                  f"{self.map_cell:g}")
 
 
 @dataclass
@@ -299,3 +366,23 @@ class Config:
             raise InputError(f"{where}: materials", "at least one material is needed")
         if not self.stages:
             raise InputError(f"{where}: stages", "at least one stage is needed")
+        check_contact_ranges(self.contact, f"{where}: contact")
+
+
+CONTACT_RANGES = {"stiffness_factor": (1e-3, 1e6), "tolerance": (1e-9, 0.5),
+                  "margin": (1e-6, 100.0), "weakening_velocity": (1e-9, SPEED_LIMIT)}
+"""Bounds of the [contact] search, stiffness and law fields beyond those its schema gives
+(solver.contact_laws.register owns the schema): beta as for the interfaces; a search
+tolerance below 1e-9 of the face size is below round-off; a margin of over 100 face sizes
+makes every face a candidate of every other; a weakening velocity is a slip speed."""
+
+
+def check_contact_ranges(contact: ContactConfig, where: str) -> None:
+    """The [contact] stiffnesses are 0 or within STIFFNESS_RANGE, and the fields of
+    CONTACT_RANGES within their bounds."""
+    check_stiffness(contact, ("normal_stiffness", "shear_stiffness"), where)
+    for name, (low, high) in CONTACT_RANGES.items():
+        value = getattr(contact, name)
+        if not low <= value <= high:
+            raise InputError(f"{where}.{name}", f"must be within [{low:g}, {high:g}], "
+                                                f"got {value:g}")

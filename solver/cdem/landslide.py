@@ -49,7 +49,7 @@ from solver.cdem import deposit
 from solver.cdem.config import Config
 from solver.cdem.interface import INTACT
 from solver.cdem.model import MaterialTable, group_ids
-from solver.errors import InputError
+from solver.errors import InputError, write_together
 from solver.mesh.reference_hex import element_volumes
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.topology import shared_faces
@@ -76,11 +76,28 @@ def _setup(mesh: HexMesh, cfg: Config, where: str) -> dict:
     sliding = np.nonzero(side[:, 0] != side[:, 1])[0]
     inner = np.nonzero(side[:, 0] & side[:, 1])[0]
     plan = np.ptp(mesh.points[mesh.cells[in_mass]][:, :, :2], axis=1).max(axis=1)
+    if a.map_cell > 0:
+        _check_map_cells(mesh.points[np.unique(mesh.cells[in_mass])][:, :2], a.map_cell,
+                         f"{where}: analysis.map_cell")
     return {"bed": bed, "block": block,
             "weight": float(np.linalg.norm(cfg.gravity) * (density * volume)[in_mass].sum()),
             "sliding": sliding, "sliding_sign": np.where(side[sliding, 0], 1.0, -1.0),
             "inner": inner,
             "map_cell": a.map_cell if a.map_cell > 0 else 0.5 * float(np.median(plan))}
+
+
+MAX_MAP_CELLS = 1e8
+"""Most cells of the deposit map (0.8 GB per map array)."""
+
+
+def _check_map_cells(plan_points: np.ndarray, cell: float, where: str) -> None:
+    """The deposit map over the mass as it starts, at least, has at most MAX_MAP_CELLS cells
+    of edge ``cell``."""
+    cells = math.prod(float(np.ptp(plan_points[:, k])) / cell + 1.0 for k in range(2))
+    if cells > MAX_MAP_CELLS:
+        raise InputError(where, f"{cell:g} m cells make a deposit map of over {cells:.3g} "
+                                f"cells over the mass as it starts, more than "
+                                f"{MAX_MAP_CELLS:g}")
 
 
 class LandslideObserver:
@@ -251,8 +268,9 @@ class LandslideObserver:
                     "equilibrium_broken_springs"):
             out[key] = self.equilibrium.get(key, math.nan)
         out["deposit_thickness_max_m"] = self.comm.bcast(out["deposit_thickness_max_m"], root=0)
-        if self.comm.rank == 0 and self.output is not None:
-            self._write(grid, maps)
+        write_together(self.comm, (lambda: self._write(grid, maps))
+                       if self.comm.rank == 0 and self.output is not None else None,
+                       self.output[0] if self.output is not None else None)
         return out
 
     def _front_advance(self, travel: np.ndarray) -> float:

@@ -41,7 +41,7 @@ def group_ids(label: str, present: np.ndarray, names: dict[int, str], where: str
     by_name = [gid for gid, name in names.items() if name == label]
     if by_name:
         return np.array(by_name)
-    if label.lstrip("-").isdigit() and int(label) in present:
+    if label.lstrip("-").isascii() and label.lstrip("-").isdigit() and int(label) in present:
         return np.array([int(label)])
     known = sorted({*names.values(), *map(str, present)})
     raise InputError(where, f"no group {label!r} in the mesh (groups: {', '.join(known)})")

@@ -15,7 +15,7 @@ from solver import interrupt
 from solver.case import Case
 from solver.cdem import checkpoint
 from solver.cdem.analyses import make_observer
-from solver.cdem.checks import check_case, check_time_step
+from solver.cdem.checks import check_case, check_frames, check_time_step
 from solver.cdem.config import Config
 from solver.cdem.model import build_model
 from solver.cdem.output import CdemWriter
@@ -125,6 +125,7 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     limits = stability_limits(comm, model)
     steps = time_steps(cfg, limits, where)
     root_only(comm, lambda: check_time_step(cfg, mesh, steps, limits, where))
+    root_only(comm, lambda: check_frames(cfg, mesh, steps, where, ctx.out_dir, comm.size))
     del mesh
     control = StepControl(comm, model.step_bound, model.active_faces, cfg.time.safety,
                           cfg.time.dt)

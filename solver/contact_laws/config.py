@@ -27,7 +27,8 @@ def tangential_turn(kt_kn: float, alpha_over_meff: float, steps: int) -> float:
 class Contact:
     """The contact law and the colliding pair (Becker et al. 2008 Eqs. 1-15)."""
 
-    mu: float = param(0.3, unit="-", doc="Coulomb friction coefficient", ge=0.0)
+    mu: float = param(0.3, unit="-", doc="Coulomb friction coefficient (up to 10, tan 84 deg: "
+                      "beyond any material pair)", ge=0.0, le=10.0)
     e_n: float = param(1.0, unit="-", doc="target normal restitution (1: gamma_n = 0, the "
                                           "elastic case of Becker et al. 2008, Sec. "
                                           "III.3.3)", gt=0.0, le=1.0)
@@ -46,10 +47,13 @@ class Contact:
 class Grid:
     """The (k_t/k_n, g_t/g_n) points of the map."""
 
-    gt_gn_min: float = param(0.005, unit="-", doc="smallest g_t/g_n", gt=0.0, le=1e6)
+    gt_gn_min: float = param(0.005, unit="-", doc="smallest g_t/g_n (1e-9 to 1e6: below, the "
+                             "tangential speed is round-off against the normal one)", ge=1e-9,
+                             le=1e6)
     gt_gn_max: float = param(2.5, unit="-", doc="largest g_t/g_n", gt=0.0, le=1e6)
     n_gt: int = param(200, unit="-", doc="g_t/g_n values (linear spacing)", ge=2, le=10_000)
-    kt_kn_min: float = param(0.02, unit="-", doc="smallest k_t/k_n", gt=0.0, le=1e6)
+    kt_kn_min: float = param(0.02, unit="-", doc="smallest k_t/k_n (1e-9 to 1e6)", ge=1e-9,
+                             le=1e6)
     kt_kn_max: float = param(20.0, unit="-", doc="largest k_t/k_n", gt=0.0, le=1e6)
     n_kt: int = param(80, unit="-", doc="k_t/k_n values", ge=2, le=10_000)
     kt_spacing: Literal["linear", "log"] = param("log", unit="-", doc="spacing of k_t/k_n")
@@ -68,8 +72,8 @@ class Grid:
 class SmallGt:
     """The point where e_t is compared with the small-g_t limit cos(omega_t t_c) (Eq. 49)."""
 
-    gt_gn: float = param(3.0e-4, unit="-", doc="g_t/g_n of the check (<< mu k_n/k_t)", gt=0.0,
-                         le=1e6)
+    gt_gn: float = param(3.0e-4, unit="-", doc="g_t/g_n of the check (<< mu k_n/k_t; 1e-9 to "
+                         "1e6)", ge=1e-9, le=1e6)
     kt_kn: float = param(1.0, unit="-", doc="k_t/k_n of the check", gt=0.0, le=1e6)
     steps: int = param(400000, unit="-", doc="integration steps of this one collision (the final "
                        "Coulomb phase lasts ~ g_t/g_n of the contact and must span many steps)",

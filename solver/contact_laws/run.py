@@ -26,6 +26,7 @@ from solver.contact_laws.restitution import (collide, collide_many, normal_histo
                                              small_gt_limit, walton_e_t)
 from solver.context import RunContext, RunOutput
 from solver.ensemble import run_ensemble
+from solver.errors import written_by_root
 from solver.io.table import plot_title
 from solver.modules import TEMPLATES, ModuleSpec
 
@@ -68,8 +69,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
 
     point = collide(c.g_n, cfg.small_gt.gt_gn * c.g_n, c.k_n, cfg.small_gt.kt_kn * c.k_n,
                     c.m_eff, alpha, c.mu, gamma_n, cfg.small_gt.steps)
-    results = None
-    if comm.rank == 0:
+
+    def finish() -> dict:
         e_t, switches, starts = (np.concatenate(column) for column in zip(*gathered))
         sliding_throughout = starts & (switches == 0)
         walton = walton_e_t(gt_gn, c.mu, e_n, c.alpha_over_meff)
@@ -99,7 +100,10 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
                        switches.reshape(shape), cfg.grid.kt_spacing == "log",
                        f"{plot_title(case.name, ['g_t/g_n', 'k_t/k_n'])} (mu = {c.mu:g}, "
                        f"e_n = {e_n:.4g}, alpha/m_eff = {c.alpha_over_meff:.4g})")
-    return RunOutput(steps=int(kt_kn.size), results=comm.bcast(results, root=0))
+        return results
+
+    return RunOutput(steps=int(kt_kn.size),
+                     results=written_by_root(comm, finish, ctx.out_dir))
 
 
 SPEC = ModuleSpec(name="contact_laws", config=Config, run=run,

@@ -17,7 +17,7 @@ import numpy as np
 
 from solver.case import Case
 from solver.context import RunContext, RunOutput
-from solver.errors import InputError
+from solver.errors import InputError, written_by_root
 from solver.impact import geometry, plots
 from solver.impact.config import Config
 from solver.impact.output import write_impact_vtk
@@ -71,7 +71,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     if not is_sweep(cfg):
         point = inputs(cfg)
         row, history = run_impact(cfg, point)
-        if comm.rank == 0:
+
+        def write() -> None:
             _write_history(ctx.out_dir / f"{case.name}_history.csv", history)
             if cfg.output.vtk:
                 write_impact_vtk(ctx.out_dir, case.name, make_setup(cfg, *point), history,
@@ -79,6 +80,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
             plots.plot_histories(ctx.out_dir, case.name, [case.name],
                                  [(history.t, history.y, history.derived)],
                                  plots.inputs_title(case.name, point))
+
+        written_by_root(comm, write, ctx.out_dir)
         radius, semi_h = geometry.block_size(cfg.block.mass, cfg.block.density,
                                              cfg.block.aspect_ratio)
         results = {k: _json(v) for k, v in row.items()}
@@ -93,8 +96,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     rows, histories, steps = run_sweep(comm, runs, cfg.sweep.histories,
                                        ctx.progress(len(runs), label="impacts"),
                                        write_vtk if cfg.output.vtk_in_sweeps else None)
-    results = None
-    if comm.rank == 0:
+
+    def finish() -> dict:
         table = ctx.out_dir / f"{case.name}_sweep.csv"
         columns = units(Config, list(fields(runs[0])))
         write_table(table, rows, columns)
@@ -105,12 +108,13 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
             labels = [", ".join(f"{k}={number_text(r[k])}" for k in varied) for r in rows]
             plots.plot_histories(ctx.out_dir, case.name, labels, histories,
                                  plot_title(case.name, varied))
-        results = {"n_impacts": len(rows), "table": table.name,
-                   "e_energy_max": max(r["e_energy"] for r in rows),
-                   "energy_closure_max": max(r["energy_closure"] for r in rows),
-                   "ends": {e: sum(r["end"] == e for r in rows) for e in ("bounce", "topple",
-                                                                          "stop")}}
-    results = comm.bcast(results, root=0)
+        return {"n_impacts": len(rows), "table": table.name,
+                "e_energy_max": max(r["e_energy"] for r in rows),
+                "energy_closure_max": max(r["energy_closure"] for r in rows),
+                "ends": {e: sum(r["end"] == e for r in rows) for e in ("bounce", "topple",
+                                                                       "stop")}}
+
+    results = written_by_root(comm, finish, ctx.out_dir)
     return RunOutput(steps=steps, results=results)
 
 

@@ -12,10 +12,12 @@ import math
 from pathlib import Path
 
 from solver.ensemble import run_ensemble
+from solver.guard import IntegrationFailed
 from solver.impact import geometry
 from solver.impact.dynamics import History, ImpactSetup, simulate
 from solver.impact.restitution import coefficients
 from solver.impact.rheology import SoilLaw
+from solver.interrupt import Diverged
 from solver.io.table import read_rows, write_rows
 
 INPUTS = ("aspect_ratio", "theta_0", "theta_in", "omega_0")
@@ -41,9 +43,14 @@ def make_setup(cfg, aspect_ratio: float, theta_0: float, theta_in: float,
 
 
 def run_impact(cfg, inputs: tuple[float, float, float, float]) -> tuple[dict, History]:
-    """One impact: its table row and its history."""
+    """One impact: its table row and its history; an impact the integrator cannot finish
+    (solver.guard) raises solver.interrupt.Diverged naming its inputs."""
     setup = make_setup(cfg, *inputs)
-    history = simulate(setup, cfg.soil.rho_c0)
+    try:
+        history = simulate(setup, cfg.soil.rho_c0)
+    except IntegrationFailed as exc:
+        label = ", ".join(f"{name} = {value:g}" for name, value in zip(INPUTS, inputs))
+        raise Diverged(f"impact ({label})", f"diverged: {exc}", 0, 0.0) from None
     row = dict(zip(INPUTS, inputs))
     row.update(coefficients(setup, history))
     return row, history

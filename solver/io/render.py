@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.case import load_case
+from solver.case import check_name, load_case
 from solver.errors import InputError
 from solver.io.table import plot_title
 from solver.io.vtk import UNITS
@@ -48,7 +48,13 @@ def _run_info(out: Path) -> tuple[str, str, str]:
     summary = out / "summary.json"
     if not summary.is_file():
         raise InputError(str(out), "not a run folder (no summary.json)")
-    info = json.loads(summary.read_text())
+    try:
+        info = json.loads(summary.read_text())
+        check_name(info["case"], str(summary))
+        module = str(info["module"])
+    except (ValueError, TypeError, KeyError):
+        raise InputError(str(summary), "not the summary of a run (no case and module "
+                                       "names)") from None
     swept = ""
     resolved = out / "case.resolved.toml"
     if resolved.is_file():
@@ -57,7 +63,7 @@ def _run_info(out: Path) -> tuple[str, str, str]:
         if len(runs) > 1:
             shown = runs[getattr(config.output, "vtk_run", 0)]
             swept = ", ".join(f"{k.split('.')[-1]} = {v}" for k, v in shown.values.items())
-    return info["case"], info["module"], swept
+    return info["case"], module, swept
 
 
 def _frame_index(frame: str, count: int, where: str) -> int:
@@ -109,6 +115,8 @@ def render(out: Path, field: str | None = None, frame: str = "last",
                                    "without VTK output)")
     reader = pv.get_reader(str(series))
     times = list(reader.time_values)
+    if not times:
+        raise InputError(str(series), "the series has no frames")
     k = _frame_index(frame, len(times), str(out))
     reader.set_active_time_value(times[k])
     mesh = reader.read()[0]

@@ -36,6 +36,8 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from solver.errors import write_together
+
 VECTOR_COMPONENTS = ("X", "Y", "Z")
 TENSOR_COMPONENTS = ("XX", "YY", "ZZ", "XY", "YZ", "XZ")
 VOIGT_TO_VTK = (0, 1, 2, 5, 3, 4)
@@ -185,9 +187,8 @@ class VtkSeries:
         self.field_data = dict(field_data or {})
         self.piece_dir = self.out_dir / name
         self.frames: list[tuple[float, str]] = []
-        if comm.rank == 0:
-            self.piece_dir.mkdir(parents=True, exist_ok=True)
-        comm.Barrier()
+        write_together(comm, (lambda: self.piece_dir.mkdir(parents=True, exist_ok=True))
+                       if comm.rank == 0 else None, self.piece_dir)
 
     @property
     def pvd_path(self) -> Path:
@@ -196,32 +197,36 @@ class VtkSeries:
     def write(self, time: float, points: np.ndarray, cells: dict[str, np.ndarray],
               point_data: dict[str, np.ndarray] | None = None,
               cell_data: dict[str, np.ndarray] | None = None) -> None:
-        """Write one frame (collective). ``cells`` and ``cell_data`` as in :func:`write_vtu`."""
+        """Write one frame (collective). ``cells`` and ``cell_data`` as in :func:`write_vtu`.
+        A write the file system refuses on any rank raises solver.errors.OutputFailed on
+        every rank (:func:`solver.errors.write_together`)."""
         frame = len(self.frames)
         point_data = {k: _flatten(v) for k, v in (point_data or {}).items()}
         cell_data = {k: _flatten(v) for k, v in (cell_data or {}).items()}
-        write_vtu(self.piece_dir / f"{self.name}_{frame:05d}_{self.comm.rank}.vtu", points,
-                  cells, point_data, cell_data, self.field_data)
-        self.comm.Barrier()
-        if self.comm.rank == 0:
-            pvtu = f"{self.name}_{frame:05d}.pvtu"
+        piece = self.piece_dir / f"{self.name}_{frame:05d}_{self.comm.rank}.vtu"
+        write_together(self.comm, lambda: write_vtu(piece, points, cells, point_data,
+                                                    cell_data, self.field_data), piece)
+        pvtu = f"{self.name}_{frame:05d}.pvtu"
+        self.frames.append((float(time), f"{self.name}/{pvtu}" if self.comm.rank == 0 else ""))
+
+        def write_index() -> None:
             self._write_pvtu(self.piece_dir / pvtu, frame, point_data, cell_data)
-            self.frames.append((float(time), f"{self.name}/{pvtu}"))
             self._write_pvd()
-        else:
-            self.frames.append((float(time), ""))
-        self.comm.Barrier()
+
+        write_together(self.comm, write_index if self.comm.rank == 0 else None, self.pvd_path)
 
     def restore(self, frames: list[tuple[float, str]]) -> None:
         """Continue after ``frames`` (a restart): later frames of an interrupted run are
         removed, so the series has neither gaps nor duplicates (collective)."""
         self.frames = [(float(t), f if self.comm.rank == 0 else "") for t, f in frames]
-        if self.comm.rank == 0:
+
+        def trim() -> None:
             for path in self.piece_dir.glob(f"{self.name}_*"):
                 if int(path.stem.split("_")[-2 if path.suffix == ".vtu" else -1]) >= len(frames):
                     path.unlink()
             self._write_pvd()
-        self.comm.Barrier()
+
+        write_together(self.comm, trim if self.comm.rank == 0 else None, self.pvd_path)
 
     def _write_pvtu(self, path: Path, frame: int, point_data: dict, cell_data: dict) -> None:
         def arrays(data: dict) -> str:

@@ -9,9 +9,10 @@ import numpy as np
 
 from solver.errors import InputError
 from solver.mesh.checks import check_elements, check_finite
-from solver.mesh.generate import box, separate_blocks
+from solver.mesh.generate import BYTES_PER_ELEMENT, box, separate_blocks
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.read import read_hex_mesh
+from solver.resources import need_memory
 from solver.rotation import rotate_about_axis
 
 
@@ -53,7 +54,8 @@ def mesh_from_config(cfg, where: str) -> HexMesh:
     """HexMesh of a ``[mesh]`` table (solver.cdem.config.MeshConfig); ``where`` names the
     table (``case.toml: mesh``). Generated boxes pass the coordinate and element checks of
     read meshes (solver.mesh.checks; touching boxes share positions, not nodes), so a box
-    too small or too large for float64 is an error."""
+    too small or too large for float64 is an error; a box whose mesh would not fit in this
+    node's memory is refused before it is built (solver.resources)."""
     if cfg.path:
         if not os.path.isfile(cfg.path):
             raise InputError(f"{where}.path", f"mesh file not found: {cfg.path}")
@@ -62,6 +64,9 @@ def mesh_from_config(cfg, where: str) -> HexMesh:
         except InputError as exc:
             raise InputError(f"{where}.path", f"{exc.where}: {exc.message}") from None
     else:
+        for i, spec in enumerate(cfg.boxes):
+            need_memory(f"{where}.boxes[{i}].n", spec.elements * BYTES_PER_ELEMENT,
+                        f"{spec.elements:.3g} elements")
         names: dict[str, int] = {}
         mesh = concatenate([_box_mesh(b, names) for b in cfg.boxes], names)
         check_finite(mesh, f"{where}.boxes")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
+from solver.case import COORDINATE_LIMIT
 from solver.errors import InputError
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.reference_hex import CORNERS, gauss_points, jacobians, shape_derivatives
@@ -48,7 +49,9 @@ def _node_label(node: int, node_ids: np.ndarray | None) -> int:
 
 
 def check_finite(mesh: HexMesh, where: str, node_ids: np.ndarray | None = None) -> None:
-    """Every coordinate is finite: NaN/inf would poison every force and time step silently.
+    """Every coordinate is finite: NaN/inf would poison every force and time step silently;
+    and within +-COORDINATE_LIMIT (solver.case), beyond which the volumes and stiffnesses
+    overflow.
 
     node_ids: index of each mesh node in the file (when unused nodes were dropped).
     """
@@ -58,6 +61,12 @@ def check_finite(mesh: HexMesh, where: str, node_ids: np.ndarray | None = None) 
         raise InputError(where, f"node {_node_label(node, node_ids)} has a non-finite "
                                 f"coordinate {mesh.points[node].tolist()} "
                                 f"({len(bad)} such node(s))")
+    far = np.flatnonzero((np.abs(mesh.points) > COORDINATE_LIMIT).any(axis=1))
+    if len(far):
+        node = far[0]
+        raise InputError(where, f"node {_node_label(node, node_ids)} has a coordinate beyond "
+                                f"{COORDINATE_LIMIT:g} m: {mesh.points[node].tolist()} "
+                                f"({len(far)} such node(s))")
 
 
 def check_duplicate_nodes(mesh: HexMesh, where: str,

@@ -20,6 +20,10 @@ from solver.mesh.hexmesh import HexMesh
 
 GroupOf = Callable[[np.ndarray], np.ndarray]
 
+BYTES_PER_ELEMENT = 256.0
+"""Memory a generated box takes per element, at least [bytes]: its 8 node ids (64 B) and the
+three corner index arrays :func:`grid` builds them from (3 x 64 B)."""
+
 # Offsets (di, dj, dk) of the 8 VTK-ordered corners of a grid cell.
 _CORNERS = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
                      [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]])

@@ -190,14 +190,40 @@ class _Compiler:
         return lambda X, Y: op(left(X, Y), right(X, Y))
 
 
+MAX_NODES = 1000
+"""Most terms, operators and calls of an expression (a surface of a few hundred terms is
+generated, not written; a longer one would only slow every evaluation)."""
+
+MAX_NESTING = 64
+"""Deepest nesting of an expression's operations (the compiler and the evaluation recurse
+once per level)."""
+
+
+def _check_size(tree: ast.AST, where: str) -> None:
+    """At most MAX_NODES nodes, nested at most MAX_NESTING deep (walked without recursion)."""
+    pending, nodes = [(tree, 0)], 0
+    while pending:
+        node, depth = pending.pop()
+        nodes += 1
+        if depth > MAX_NESTING:
+            raise InputError(where, f"operations nested more than {MAX_NESTING} deep")
+        if nodes > MAX_NODES:
+            raise InputError(where, f"more than {MAX_NODES} terms, operators and calls")
+        pending.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
 def compile_expression(text: str, constants: dict[str, float], where: str):
-    """Parse ``text`` once; return ``f(x, y) -> (f, f_x, f_y, f_xx, f_xy, f_yy)`` on arrays."""
+    """Parse ``text`` once; return ``f(x, y) -> (f, f_x, f_y, f_xx, f_xy, f_yy)`` on arrays.
+    An expression beyond MAX_NODES or MAX_NESTING is refused."""
     if not text.strip():
         raise InputError(where, "empty expression")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise InputError(where, f"not a valid expression ({exc.msg})") from None
+    except (RecursionError, MemoryError):
+        raise InputError(where, f"operations nested more than {MAX_NESTING} deep") from None
+    _check_size(tree, where)
     names = {"pi": float(np.pi), "e": float(np.e)}
     for key in constants:
         if key in ("x", "y") or key in _FUNCS:

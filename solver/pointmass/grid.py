@@ -163,6 +163,13 @@ def build_body(cfg: Config, surface: Surface, where: str) -> Body:
     body = footprint_body(cfg, surface, where) if cfg.grid.kind == "footprint" \
         else ring_body(cfg)
     off = surface.outside(body.xy[:, 0], body.xy[:, 1])
+    if off.any() and cfg.surface.kind == "expression":
+        k = int(np.flatnonzero(off)[0])
+        raise InputError(f"{where}: surface.expression", f"the surface or its slope is not "
+                         f"finite under {int(off.sum())} of {len(body.m)} masses (a square "
+                         f"root or logarithm of a negative number, a division by zero, an "
+                         f"overflow), e.g. mass {k} at ({body.xy[k, 0]:.6g}, "
+                         f"{body.xy[k, 1]:.6g})")
     if off.any():
         k = int(np.flatnonzero(off)[0])
         span = "" if surface.bounds is None else \

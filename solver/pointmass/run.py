@@ -26,7 +26,7 @@ from solver.case import Case
 from solver.context import RunContext, RunOutput
 from solver.ensemble import run_ensemble
 from solver.ensemble_checkpoint import EnsembleCheckpoint, Record
-from solver.errors import InputError
+from solver.errors import InputError, written_by_root
 from solver.io.table import plot_title
 from solver.modules import TEMPLATES, ModuleSpec
 from solver.pointmass.config import Config
@@ -96,16 +96,17 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     gathered = run_ensemble(comm, specs, run_one,
                             ctx.progress(len(specs), label="runs") if sweep else None,
                             checkpoint)
-    results = None
-    if comm.rank == 0:
+
+    def finish() -> dict:
         rows = [r for r, _ in gathered]
         if case.config.output.plot:
             plot_speed(ctx.out_dir / "com_speed.png",
                        [(s.label, h) for s, (_, h) in zip(specs, gathered)],
                        plot_title(case.name, list(specs[0].values)))
-        results = _summarize(specs, rows)
-        results["steps_total"] = int(np.sum([r["steps"] for r in rows]))
-    results = comm.bcast(results, root=0)
+        return {**_summarize(specs, rows),
+                "steps_total": int(np.sum([r["steps"] for r in rows]))}
+
+    results = written_by_root(comm, finish, ctx.out_dir)
     return RunOutput(steps=results["steps_total"], results=results)
 
 

@@ -10,8 +10,9 @@ import numpy as np
 
 from solver.ensemble_checkpoint import Record
 from solver.errors import InputError
+from solver.interrupt import Diverged
 from solver.pointmass import benchmark
-from solver.pointmass.config import Config
+from solver.pointmass.config import MAX_STEPS, Config
 from solver.pointmass.dynamics import LeftSurface, Model
 from solver.pointmass.forces import SingularRbSystem
 from solver.pointmass.grid import build_body
@@ -111,6 +112,9 @@ def _march(cfg: Config, model: Model, csv_path, vtk, progress, resume,
             frames.restore(meta["frames"])
     eps = 1e-9 * tc.dt
     while t < tc.t_end - eps:
+        if steps >= MAX_STEPS:
+            stop_reason = "step_limit"
+            break
         if boundary is not None:
             boundary(steps, t, snapshot)
         try:
@@ -122,6 +126,10 @@ def _march(cfg: Config, model: Model, csv_path, vtk, progress, resume,
                 y_new, step, h = rk4_adaptive_step(model.rhs, y, step, tc.rtol, tc.atol,
                                                    tc.dt_min)
             t_new = min((steps + 1) * tc.dt, tc.t_end) if tc.scheme == "rk4" else t + step
+            if not np.all(np.isfinite(y_new)):
+                raise Diverged(f"step {steps + 1} (t = {t_new:.6g} s)", "diverged: the "
+                               "positions or velocities of the masses are not finite",
+                               steps + 1, t_new)
             observed = observe(t_new, y_new)
         except LeftSurface:
             stop_reason = "left_surface"

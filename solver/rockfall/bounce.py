@@ -97,9 +97,10 @@ class ImpactResult:
 
 
 def resolve(shape: Shape, centre, velocity, axis, omega, normal, law, rho_c0: float,
-            solver, motion) -> ImpactResult | None:
+            solver, motion, tick=None) -> ImpactResult | None:
     """Run the impact module for a block touching ground of upward ``normal``; ``None`` when
-    the module's contact point is not moving into the ground (a graze: no impact)."""
+    the module's contact point is not moving into the ground (a graze: no impact).
+    ``tick()`` is called while the impact integrates (solver.guard)."""
     f = local_frame(velocity, axis, omega, normal, motion.gravity)
     setup = ImpactSetup(mass=shape.mass, semi_h=shape.semi_h, semi_r=shape.semi_r,
                         theta_0=f.theta_0, speed=math.hypot(f.v_n, f.v_t),
@@ -113,7 +114,7 @@ def resolve(shape: Shape, centre, velocity, axis, omega, normal, law, rho_c0: fl
               "slope": math.degrees(f.slope),
               "energy_in": shape.kinetic_energy(velocity, omega, axis)}
     try:
-        history = simulate(setup, rho_c0)
+        history = simulate(setup, rho_c0, tick)
     except RuntimeError:
         failed = dict.fromkeys(("e_n", "e_t", "e_energy", "e_contact", "max_force",
                                 "max_penetration", "duration", "normal_impulse"), math.nan)

@@ -11,15 +11,30 @@ raster selects one by name.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
-from solver import sweep
-from solver.case import exactly_one, param, section
+from solver import resources, sweep
+from solver.case import ANGLE_LIMIT, COORDINATE_LIMIT, SPEED_LIMIT, exactly_one, param, section
 from solver.errors import InputError
-from solver.impact.config import Block, Soil, Solver
+from solver.impact.config import MAX_SPIN, Block, Soil, Solver
+from solver.resources import need_count
 
 Vec2 = tuple[float, float]
+COORD = {"ge": -COORDINATE_LIMIT, "le": COORDINATE_LIMIT}
+"""Bounds of a coordinate (solver.case.COORDINATE_LIMIT)."""
+ANGLE = {"ge": -ANGLE_LIMIT, "le": ANGLE_LIMIT}
+"""Bounds of a free angle (solver.case.ANGLE_LIMIT)."""
+MAX_BLOCKS = 1_000_000
+"""Most blocks of an ensemble (sweep points x grid points x samples): rank 0 holds every
+block's record and trajectory, a kilobyte at least each."""
+MAX_SAMPLES = 1e7
+"""Most trajectory samples of one block (motion.t_end / output.sample_dt): 1.3 GB."""
+MAX_FRAMES = 100_000
+"""Most VTK frames (motion.t_end / output.vtk_dt), a file each."""
+MAX_STATIONS = 1_000_000
+"""Most envelope stations along the terrain (its x extent / output.envelope_spacing)."""
 
 #: Start and block fields an ensemble may vary (``[ensemble.vary.<name>]``).
 VARIABLES = ("aspect_ratio", "mass", "theta_0", "axis_yaw", "omega_0", "speed", "dip",
@@ -46,7 +61,7 @@ class Ground(Soil):
 class Segment:
     """A stretch of the profile, ``x = [from, to]``, on one ground set."""
 
-    x: Vec2 = param(unit="m", doc="x range [from, to] of the stretch")
+    x: Vec2 = param(unit="m", doc="x range [from, to] of the stretch", **COORD)
     ground: str = param(unit="-", doc="name of its ground set in [grounds]")
 
 
@@ -57,15 +72,17 @@ class Terrain:
     kind: Literal["profile", "raster"] = param(unit="-", doc="profile (2-D polyline) or raster "
                                                "(3-D DEM: GeoTIFF, ESRI ASCII or .npy)")
     points: list[Vec2] = param(unit="m", doc="profile: vertices (x, z), x strictly increasing",
-                               default_factory=list)
+                               default_factory=list, **COORD)
     segments: list[Segment] = param(unit="-", doc="profile: ground stretches covering "
                                     "[x_first, x_last] without overlap", default_factory=list)
     path: str = param("", unit="-", doc="raster: DEM file, GeoTIFF (.tif, needs rasterio), "
                       "ESRI ASCII grid (.asc) or .npy z[iy, ix]", path=True)
-    origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: x, y of node [0, 0]")
-    spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: node spacing dx, dy", ge=0.0)
+    origin: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: x, y of node [0, 0]", **COORD)
+    spacing: Vec2 = param((0.0, 0.0), unit="m", doc=".npy raster: node spacing dx, dy", ge=0.0,
+                          le=COORDINATE_LIMIT)
     ground: str = param("", unit="-", doc="raster: name of its ground set in [grounds]")
-    width: float = param(20.0, unit="m", doc="profile: width of the VTK terrain strip", gt=0.0)
+    width: float = param(20.0, unit="m", doc="profile: width of the VTK terrain strip", gt=0.0,
+                         le=COORDINATE_LIMIT)
 
     def validate(self, where: str) -> None:
         if self.kind == "raster":
@@ -114,36 +131,40 @@ class Terrain:
 class Start:
     """Release state of a block (the ensemble may vary any of these and the block shape)."""
 
-    x: float = param(unit="m", doc="plan x of the centre of mass")
-    y: float = param(0.0, unit="m", doc="plan y of the centre of mass")
+    x: float = param(unit="m", doc="plan x of the centre of mass", **COORD)
+    y: float = param(0.0, unit="m", doc="plan y of the centre of mass", **COORD)
     height: float = param(0.0, unit="m", doc="height of the centre above the ground vertically "
-                          "below it (ignored with on_ground)")
+                          "below it (ignored with on_ground; up to 1e4, above any cliff)",
+                          ge=-1e4, le=1e4)
     on_ground: bool = param(False, unit="-", doc="place the block resting on the ground at "
                             "(x, y) instead (height ignored)")
-    speed: float = param(0.0, unit="m/s", doc="initial speed", ge=0.0)
+    speed: float = param(0.0, unit="m/s", doc="initial speed (up to 1e3)", ge=0.0,
+                         le=SPEED_LIMIT)
     dip: float = param(0.0, unit="deg", doc="angle of the initial velocity below the horizontal",
                        ge=-90.0, le=90.0)
     azimuth: float = param(0.0, unit="deg", doc="plan direction of the initial velocity, "
-                           "counter-clockwise from +x")
+                           "counter-clockwise from +x", **ANGLE)
     theta_0: float = param(0.0, unit="deg", doc="tilt of the major axis from the vertical, "
-                           "towards the azimuth (positive: the top leans forward)")
+                           "towards the azimuth (positive: the top leans forward)", **ANGLE)
     axis_yaw: float = param(0.0, unit="deg", doc="turn of the tilt plane of the major axis about "
                             "the vertical, away from the azimuth (0: axis in the vertical plane "
-                            "of the motion)")
+                            "of the motion)", **ANGLE)
     omega_0: float = param(0.0, unit="deg/s", doc="initial spin about the horizontal axis across "
-                           "the azimuth; positive is forward rolling (top-spin)")
+                           f"the azimuth; positive is forward rolling (top-spin; at most "
+                           f"{MAX_SPIN:g} in magnitude)", ge=-MAX_SPIN, le=MAX_SPIN)
 
 
 @dataclass
 class Spread:
     """How one quantity varies over the ensemble: a grid of values or a distribution."""
 
-    values: list[float] = param(unit="(of the field)", doc="grid of values",
-                                default_factory=list)
+    values: list[float] = param(unit="(of the field)", doc="grid of values (each run's value "
+                                "is checked against its field's bounds)",
+                                default_factory=list, **COORD)
     uniform: list[float] = param(unit="(of the field)", doc="[low, high] of a uniform draw",
-                                 default_factory=list)
+                                 default_factory=list, **COORD)
     normal: list[float] = param(unit="(of the field)", doc="[mean, std] of a normal draw",
-                                default_factory=list)
+                                default_factory=list, **COORD)
 
     def validate(self, where: str) -> None:
         exactly_one(self, ("values", "uniform", "normal"), where)
@@ -165,7 +186,8 @@ class Ensemble:
 
     vary: dict[str, Spread] = param(unit="-", doc="varied quantities (start or block fields)",
                                     default_factory=dict)
-    samples: int = param(1, unit="-", doc="runs per grid point", ge=1)
+    samples: int = param(1, unit="-", doc=f"runs per grid point (an ensemble has at most "
+                         f"{MAX_BLOCKS:g} blocks)", ge=1, le=MAX_BLOCKS)
     seed: int = param(0, unit="-", doc="seed of the per-run random streams", ge=0)
 
     def validate(self, where: str) -> None:
@@ -197,23 +219,28 @@ class Sweep(sweep.Sweep):
 class Motion:
     """Phase rules and free-flight physics."""
 
-    gravity: float = param(9.81, unit="m/s2", doc="gravitational acceleration", gt=0.0)
+    gravity: float = param(9.81, unit="m/s2", doc="gravitational acceleration (0.1, below "
+                           "Ceres' 0.28, to 1e4, a thousand g)", ge=0.1, le=1e4)
     air_density: float = param(0.0, unit="kg/m3", doc="air density for the quadratic drag "
-                               "(0: no drag, exact ballistic flight)", ge=0.0)
+                               "(0: no drag, exact ballistic flight; up to 100, above Venus' "
+                               "65 at its surface)", ge=0.0, le=100.0)
     drag_coefficient: float = param(0.47, unit="-", doc="drag coefficient C_d on the frontal "
-                                    "area of the equal-volume sphere", ge=0.0)
+                                    "area of the equal-volume sphere (up to 100; a flat plate "
+                                    "has 2)", ge=0.0, le=100.0)
     roll_height: float = param(0.05, unit="m", doc="contacts with a normal approach speed below "
                                "sqrt(2 g cos(beta) h), and rebounds lower than h, roll instead "
-                               "of bouncing", gt=0.0)
+                               "of bouncing; up to 100)", gt=0.0, le=100.0)
     after_topple: Literal["roll", "rebound"] = param("roll", unit="-", doc="after the impact "
                                                      "module's toppling end the block rolls "
                                                      "(HyStone), or flies when its rebound "
                                                      "clears roll_height")
     stop_speed: float = param(0.1, unit="m/s", doc="arrest speed (where the rolling resistance "
-                              "can hold the block)", gt=0.0)
-    t_end: float = param(600.0, unit="s", doc="longest simulated time of a block", gt=0.0)
+                              "can hold the block; up to 100)", gt=0.0, le=100.0)
+    t_end: float = param(600.0, unit="s", doc="longest simulated time of a block (up to a day: "
+                         "a rockfall lasts minutes)", gt=0.0, le=86400.0)
     max_impacts: int = param(200, unit="-", doc="most impacts of a block before it is declared "
-                             "stopped", ge=1)
+                             "stopped (up to 1e5: rank 0 holds every impact's record)", ge=1,
+                             le=100_000)
 
 
 @dataclass
@@ -221,16 +248,20 @@ class Output:
     """Tables, plots and VTK."""
 
     barriers: list[float] = param(unit="m", doc="x positions of the barriers for the energy and "
-                                  "passing-height envelopes", default_factory=list)
+                                  "passing-height envelopes", default_factory=list, **COORD)
     envelope_spacing: float = param(10.0, unit="m", doc="x spacing of the envelope stations "
-                                    "along the slope", gt=0.0)
-    sample_dt: float = param(0.02, unit="s", doc="time between stored trajectory samples",
-                             gt=0.0)
-    bins: int = param(20, unit="-", doc="histogram bins", ge=2)
+                                    f"along the slope (at most {MAX_STATIONS:g} stations)",
+                                    gt=0.0, le=COORDINATE_LIMIT)
+    sample_dt: float = param(0.02, unit="s", doc="time between stored trajectory samples (at "
+                             f"most {MAX_SAMPLES:g} per block: motion.t_end / sample_dt)",
+                             gt=0.0, le=86400.0)
+    bins: int = param(20, unit="-", doc="histogram bins (up to 1e4, more than a plot has "
+                      "pixels across)", ge=2, le=10_000)
     trajectories: bool = param(True, unit="-", doc="write trajectories/block_NNNN.csv")
     vtk: bool = param(True, unit="-", doc="write the VTK files")
-    vtk_dt: float = param(0.5, unit="s", doc="time between VTK frames of the block positions",
-                          gt=0.0)
+    vtk_dt: float = param(0.5, unit="s", doc="time between VTK frames of the block positions "
+                          f"(at most {MAX_FRAMES:g} frames: motion.t_end / vtk_dt)", gt=0.0,
+                          le=86400.0)
     plots: bool = param(True, unit="-", doc="write the PNG plots")
 
 
@@ -262,6 +293,29 @@ class Config:
         for key in self.sweep.swept():
             if key.partition(".")[2] in self.ensemble.vary:
                 raise InputError(f"{where}: sweep.{key}", "also in ensemble.vary: give one")
+        self._check_sizes(where)
+
+    def _check_sizes(self, where: str) -> None:
+        """The counts the case sets, before anything is expanded or allocated: blocks of the
+        ensemble, samples of a trajectory, VTK frames (module constants)."""
+        need_count(f"{where}: ensemble.samples", self.blocks(), MAX_BLOCKS,
+                   "blocks (sweep points x grid points x samples)")
+        need_count(f"{where}: output.sample_dt", self.motion.t_end / self.output.sample_dt,
+                   MAX_SAMPLES, "trajectory samples of a block (motion.t_end / sample_dt)")
+        if self.output.vtk:
+            need_count(f"{where}: output.vtk_dt", self.motion.t_end / self.output.vtk_dt,
+                       MAX_FRAMES, "VTK frames (motion.t_end / vtk_dt)")
+
+    def outputs_at_least(self) -> list[resources.Output]:
+        """The trajectory tables, one per block (two rows of 16 numbers at least)."""
+        blocks = self.blocks() if self.output.trajectories else 0
+        return [resources.Output("output.trajectories", blocks, blocks * 2 * 16 * 8.0,
+                                 f"{blocks} trajectory tables")]
+
+    def blocks(self) -> int:
+        """How many blocks the ensemble runs, counted without expanding it."""
+        grids = math.prod(len(s.values) for s in self.ensemble.vary.values() if s.is_grid)
+        return self.sweep.count() * grids * self.ensemble.samples
 
     def varied(self) -> list[str]:
         """The names of the varied quantities: the swept fields, then ``ensemble.vary``."""

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import brentq
 
+from solver.case import check_field_value
 from solver.errors import InputError
 from solver.impact.config import Block
 from solver.rockfall.body import Shape
@@ -68,20 +69,12 @@ def _spec(cfg: Config, index: int, values: dict[str, float], where: str) -> RunS
     label = ", ".join(f"{k} = {v:g}" for k, v in values.items())
     for name in cfg.ensemble.vary:
         value, field = values[name], f"{where}: ensemble.vary.{name}"
-        problem = None
-        if name == "aspect_ratio":
-            try:
-                Block(aspect_ratio=value).validate(field)
-            except InputError as exc:
-                problem = exc.message
-        elif name == "mass" and not value > 0.0:
-            problem = f"mass must be > 0, got {value:g}"
-        elif name == "speed" and not value >= 0.0:
-            problem = f"speed must be >= 0, got {value:g}"
-        elif name == "dip" and not -90.0 <= value <= 90.0:
-            problem = f"dip must be within [-90, 90], got {value:g}"
-        if problem:
-            raise InputError(field, f"run {index} ({label}): {problem}")
+        try:
+            check_field_value(Block if name in BLOCK_VARIABLES else Start, name, value, field)
+            if name in BLOCK_VARIABLES:
+                Block(**{name: value}).validate(field)
+        except InputError as exc:
+            raise InputError(field, f"run {index} ({label}): {name} {exc.message}") from None
     block = dataclasses.replace(cfg.block, **{k: v for k, v in values.items()
                                               if k in BLOCK_VARIABLES})
     start = dataclasses.replace(cfg.start, **{k: v for k, v in values.items()
@@ -120,9 +113,13 @@ def release_centre(spec: RunSpec, shape: Shape, axis: np.ndarray, terrain, where
 
     if s.on_ground:
         top = 2.0 * shape.semi_h
-        while gap(top) <= 0.0:
+        for _ in range(200):
+            if gap(top) > 0.0:
+                return np.array([s.x, s.y,
+                                 ground + brentq(gap, -shape.semi_h, top, xtol=1e-14)])
             top *= 2.0
-        return np.array([s.x, s.y, ground + brentq(gap, -shape.semi_h, top, xtol=1e-14)])
+        raise InputError(f"{where}: start.on_ground", f"{label}: no height above the ground "
+                         f"at (x, y) = ({s.x:g}, {s.y:g}) clears the block")
     clearance = gap(s.height)
     if clearance < 0.0:
         raise InputError(f"{where}: start.height", f"{label}: the block starts below the "

@@ -27,12 +27,18 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq, minimize_scalar
 
+from solver.guard import TICK_EVERY, solve
 from solver.rockfall.body import FreeRotation, Shape
 from solver.rockfall.terrain import Contact
 
 CA_SAFETY = 0.9
 FINE_TRAVEL = 0.05
 FINE_TURN = 0.05
+MAX_STEPS = 1_000_000
+"""Most marching steps of one flight (a 600 s flight at 100 m/s of a 3 m block takes
+400,000 fine steps); a flight that needs more, or whose gap stops being finite, stalls."""
+MAX_EVALUATIONS = 1_000_000
+"""Most right-hand-side evaluations of a flight with drag."""
 
 
 class Ballistic:
@@ -58,7 +64,7 @@ class Dragged(Ballistic):
     sinks below ``z_floor`` (below every ground point)."""
 
     def __init__(self, c0, v0, gravity, rotation, drag_factor: float, tau_max: float,
-                 z_floor: float):
+                 z_floor: float, tick=None):
         super().__init__(c0, v0, gravity, rotation)
 
         def rhs(_t, y):
@@ -69,10 +75,9 @@ class Dragged(Ballistic):
             return y[2] - z_floor
         floor.terminal = True
         scale = max(float(np.linalg.norm(v0)), 1.0)
-        self.sol = solve_ivp(rhs, (0.0, tau_max), np.concatenate([c0, v0]), method="DOP853",
-                             rtol=1e-12, atol=1e-12 * scale, dense_output=True, events=floor)
-        if self.sol.status < 0:
-            raise RuntimeError(f"flight integration with drag failed: {self.sol.message}")
+        self.sol = solve(solve_ivp, rhs, (0.0, tau_max), np.concatenate([c0, v0]),
+                         limit=MAX_EVALUATIONS, tick=tick, method="DOP853", rtol=1e-12,
+                         atol=1e-12 * scale, dense_output=True, events=floor)
         self.tau_end = float(self.sol.t[-1])
 
     def centre(self, tau: float) -> np.ndarray:
@@ -82,20 +87,23 @@ class Dragged(Ballistic):
         return self.sol.sol(tau)[3:]
 
 
-def make_path(shape: Shape, c0, v0, axis, omega, motion, tau_max: float, z_floor: float):
-    """The flight path of a block leaving ``c0`` with ``v0``, ``axis``, ``omega``."""
+def make_path(shape: Shape, c0, v0, axis, omega, motion, tau_max: float, z_floor: float,
+              tick=None):
+    """The flight path of a block leaving ``c0`` with ``v0``, ``axis``, ``omega``; a path with
+    drag that cannot be integrated raises solver.guard.IntegrationFailed."""
     gravity = np.array([0.0, 0.0, -motion.gravity])
     rotation = FreeRotation(shape, axis, omega)
     k = 0.5 * motion.air_density * motion.drag_coefficient * shape.frontal_area / shape.mass
     if k > 0.0:
-        return Dragged(c0, v0, gravity, rotation, k, tau_max, z_floor)
+        return Dragged(c0, v0, gravity, rotation, k, tau_max, z_floor, tick)
     return Ballistic(c0, v0, gravity, rotation)
 
 
 @dataclass
 class FlightEnd:
     """How a flight ended after ``tau`` seconds: ``contact`` (with ``contact``), ``left``
-    (the block left the terrain) or ``time`` (the time limit)."""
+    (the block left the terrain), ``time`` (the time limit) or ``stalled`` (no contact
+    found within MAX_STEPS, or a gap that is not finite)."""
 
     tau: float
     reason: str
@@ -111,8 +119,9 @@ def _fine_step(path, shape: Shape, tau: float, gravity: float) -> float:
 
 
 def first_contact(path, terrain, shape: Shape, tau_max: float, touching: bool,
-                  gravity: float) -> FlightEnd:
-    """March the gap along ``path`` to the first touch (see the module docstring).
+                  gravity: float, tick=None) -> FlightEnd:
+    """March the gap along ``path`` to the first touch (see the module docstring), in at
+    most MAX_STEPS steps; ``tick()`` is called every solver.guard.TICK_EVERY of them.
 
     ``touching``: the flight starts from a contact the block is leaving; the search begins
     once the gap has opened (if it closes again within the fine steps, the flight ends at once).
@@ -149,7 +158,11 @@ def first_contact(path, terrain, shape: Shape, tau_max: float, touching: bool,
                 break
         else:
             return touch(tau)
-    while True:
+    for count in range(MAX_STEPS):
+        if tick is not None and count % TICK_EVERY == TICK_EVERY - 1:
+            tick()
+        if not math.isfinite(g):
+            return FlightEnd(tau, "stalled")
         if tau >= limit:
             return FlightEnd(limit, "time")
         speed = float(np.linalg.norm(path.velocity(tau))) + path.rotation.spin_speed * \
@@ -168,6 +181,7 @@ def first_contact(path, terrain, shape: Shape, tau_max: float, touching: bool,
             root = brentq(gap, tau, nxt, xtol=1e-13, rtol=8.9e-16)
             return touch(root)
         tau, g = nxt, g_next
+    return FlightEnd(tau, "stalled")
 
 
 def sample_times(tau_end: float, dt: float) -> np.ndarray:

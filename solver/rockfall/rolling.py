@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from solver.guard import IntegrationFailed, solve
 from solver.rockfall.body import Shape, unit
 from solver.rotation import cross
 
@@ -46,6 +47,9 @@ K_SPHERE = 0.4
 SLIP_TOL = 1e-9
 MAX_STRETCHES = 10_000
 RTOL = 1e-8
+MAX_EVALUATIONS = 100_000
+"""Most right-hand-side evaluations of one stretch (DOP853 needs tens on a straight piece);
+a stretch that needs more, where the friction chatters about a slip reversal, stalls."""
 
 
 @dataclass
@@ -266,11 +270,13 @@ class Roller:
             lo += self.radius * math.tan(0.5 * self._turn(piece - 1, piece)) * cos_beta
         return lo, hi
 
-    def run(self, s: RollState, t_limit: float, sample) -> RollEnd:
+    def run(self, s: RollState, t_limit: float, sample, tick=None) -> RollEnd:
         """Roll from state ``s`` until one of the ends (:class:`RollEnd`). Each integrated
         stretch goes to ``sample(solution, surface, mode, piece, ground)`` for the output.
         A block too slow to go on where the ground cannot hold it restarts with the arrest
-        threshold just above its speed, so that the event does not fire again at once."""
+        threshold just above its speed, so that the event does not fire again at once. A
+        stretch the integrator cannot finish (solver.guard: MAX_EVALUATIONS, a non-finite
+        state) ends the rolling as ``stalled``; ``tick()`` is called while it integrates."""
         stop_speed = self.motion.stop_speed
         margin = 2.0 * self.shape.semi_h
         for _ in range(MAX_STRETCHES):
@@ -284,12 +290,13 @@ class Roller:
                     s.omega = cross(n, v3) / self.radius
             events, names = self._events(ground, s.mode, mu_r, mu_s, s, stop_speed, margin)
             scale = max(float(np.linalg.norm(s.velocity)), 1.0)
-            sol = solve_ivp(self.rhs(ground, s.mode, mu_r, mu_s), (s.t, t_limit),
-                            self.state_vector(s), method="DOP853", rtol=RTOL,
-                            atol=RTOL * scale, events=events, dense_output=True)
-            if sol.status < 0:
-                raise RuntimeError(f"rolling integration failed at t = {s.t:g} s: "
-                                   f"{sol.message}")
+            try:
+                sol = solve(solve_ivp, self.rhs(ground, s.mode, mu_r, mu_s), (s.t, t_limit),
+                            self.state_vector(s), limit=MAX_EVALUATIONS, tick=tick,
+                            method="DOP853", rtol=RTOL, atol=RTOL * scale, events=events,
+                            dense_output=True)
+            except IntegrationFailed:
+                return RollEnd("stalled", s, ground.forces(s.point[:2], s.velocity[:2])[0])
             sample(sol, ground, s.mode, s.piece, s.ground)
             fired = [names[i] for i, te in enumerate(sol.t_events) if len(te)]
             end = self.unpack(ground, float(sol.t[-1]), sol.y[:, -1], s.mode, s.piece, s.ground)

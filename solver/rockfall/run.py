@@ -30,10 +30,11 @@ from solver.case import Case
 from solver.context import RunContext, RunOutput
 from solver.ensemble import run_ensemble
 from solver.ensemble_checkpoint import EnsembleCheckpoint, Record
-from solver.errors import InputError
+from solver.errors import InputError, written_by_root
 from solver.modules import TEMPLATES, ModuleSpec
+from solver.resources import need_count
 from solver.rockfall import output, statistics
-from solver.rockfall.config import Config
+from solver.rockfall.config import MAX_STATIONS, Config
 from solver.rockfall.ensemble import expand
 from solver.rockfall.terrain import build_terrain
 from solver.rockfall.trajectory import BlockRun, BlockSimulation
@@ -62,6 +63,14 @@ def _check_barriers(cfg: Config, terrain, where: str) -> None:
     for i, x in enumerate(cfg.output.barriers):
         if terrain.outside_distance(x, cfg.start.y, 0.0) > 0.0:
             raise InputError(f"{where}: output.barriers[{i}]", f"x = {x:g} is off the terrain")
+
+
+def _check_stations(cfg: Config, terrain, where: str) -> None:
+    """The envelope stations along the terrain's x extent are at most MAX_STATIONS."""
+    xs = (terrain.px if terrain.kind == "profile" else terrain.raster.grid.xs)
+    stations = float(xs[-1] - xs[0]) / cfg.output.envelope_spacing
+    need_count(f"{where}: output.envelope_spacing", stations, MAX_STATIONS,
+               "envelope stations along the terrain")
 
 
 def _title(case: Case, runs) -> str:
@@ -122,6 +131,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     names = list(cfg.grounds)
     terrain = build_terrain(cfg.terrain, names, where)
     _check_barriers(cfg, terrain, where)
+    _check_stations(cfg, terrain, where)
     runs = expand(cfg, where)
     simulation = BlockSimulation(cfg, terrain, names, where)
     for spec in runs:
@@ -129,10 +139,8 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     checkpoint = EnsembleCheckpoint(case, ctx, _encode, _decode)
     gathered = run_ensemble(comm, runs, lambda _, spec: simulation.run(spec, checkpoint.boundary),
                             ctx.progress(len(runs), label="blocks"), checkpoint)
-    results = None
-    if comm.rank == 0:
-        results = _finish(case, ctx, terrain, runs, gathered)
-    results = comm.bcast(results, root=0)
+    results = written_by_root(comm, lambda: _finish(case, ctx, terrain, runs, gathered),
+                              ctx.out_dir)
     return RunOutput(steps=results["n_impacts"] + results["n_flights"], results=results)
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
+from solver.guard import IntegrationFailed
 from solver.impact.rheology import SoilLaw
 from solver.rockfall.body import Shape, unit
 from solver.rotation import cross
@@ -110,10 +111,18 @@ def settle(terrain, shape: Shape, centre, axis, normal) -> np.ndarray:
 
     if gap(0.0) >= 0.0:
         return centre
-    top = shape.semi_r
-    while gap(top) <= 0.0:
+    return centre + brentq(gap, 0.0, clear_above(gap, shape.semi_r), xtol=1e-14) * normal
+
+
+def clear_above(gap, start: float) -> float:
+    """A lift ``start * 2^k`` (k < 200) at which ``gap`` is positive; IntegrationFailed where
+    none is (a gap that is not finite)."""
+    top = start
+    for _ in range(200):
+        if gap(top) > 0.0:
+            return top
         top *= 2.0
-    return centre + brentq(gap, 0.0, top, xtol=1e-14) * normal
+    raise IntegrationFailed(f"no lift of up to {top:.3g} m clears the ground")
 
 
 class BlockSimulation:
@@ -139,6 +148,8 @@ class BlockSimulation:
         (steps: the flights and impacts so far;
         :meth:`solver.ensemble_checkpoint.EnsembleCheckpoint.boundary`)."""
         block = _Block(self, spec)
+        if boundary is not None:
+            block.tick = lambda: boundary(len(block.impacts) + len(block.jumps), block.t)
         phase = "flight"
         while phase not in ENDS:
             if boundary is not None:
@@ -189,13 +200,20 @@ class _Block:
         self.contact: Contact | None = None
         self.impacts: list[dict] = []
         self.jumps: list[dict] = []
+        self.tick = None
 
     def fly(self) -> str:
         sim, motion, shape = self.sim, self.sim.cfg.motion, self.shape
-        path = make_path(shape, self.centre, self.velocity, self.axis, self.omega, motion,
-                         motion.t_end - self.t, sim.terrain.z_min - 4.0 * shape.semi_h)
+        try:
+            path = make_path(shape, self.centre, self.velocity, self.axis, self.omega, motion,
+                             motion.t_end - self.t, sim.terrain.z_min - 4.0 * shape.semi_h,
+                             self.tick)
+        except IntegrationFailed:
+            return "stalled"
         end = first_contact(path, sim.terrain, shape, motion.t_end - self.t, self.touching,
-                            motion.gravity)
+                            motion.gravity, self.tick)
+        if end.reason == "stalled":
+            return "stalled"
         self.rec.flight(path, self.t, end.tau)
         if end.tau > 0.0:
             self.jumps.append(sim.jump(path, self.t, end.tau, self.kind))
@@ -215,7 +233,7 @@ class _Block:
         result = resolve(self.shape, self.centre, self.velocity, self.axis, self.omega,
                          contact.normal, sim.laws[contact.ground],
                          sim.grounds[contact.ground].rho_c0, sim.cfg.impact_solver,
-                         sim.cfg.motion)
+                         sim.cfg.motion, self.tick)
         if result is None:
             return "roll"
         self.rec.add(self.t, self.centre, self.axis, self.velocity, self.omega, "impact")
@@ -225,7 +243,11 @@ class _Block:
                              **result.record})
         self.t += result.duration
         self.velocity, self.axis, self.omega = result.velocity, result.axis, result.omega
-        self.centre = settle(sim.terrain, self.shape, result.centre, self.axis, contact.normal)
+        try:
+            self.centre = settle(sim.terrain, self.shape, result.centre, self.axis,
+                                 contact.normal)
+        except IntegrationFailed:
+            return "stalled"
         self.rec.add(self.t, self.centre, self.axis, self.velocity, self.omega, "impact")
         if result.outcome == "bounce":
             self.touching, self.kind = True, "rebound"
@@ -235,7 +257,8 @@ class _Block:
 
     def roll(self) -> str:
         state = self.roller.start(self.contact, self.velocity, self.omega, self.t)
-        done = self.roller.run(state, self.sim.cfg.motion.t_end, self.rec.rolling(self.roller))
+        done = self.roller.run(state, self.sim.cfg.motion.t_end, self.rec.rolling(self.roller),
+                               self.tick)
         s = done.state
         self.t, self.velocity, self.omega = s.t, s.velocity, s.omega
         self.axis = rolling_axis(done.normal, self.velocity, self.rec.last_axis)
