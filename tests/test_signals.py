@@ -81,7 +81,8 @@ def _signalled(args, signum: int, ready, tmp_path, timeout: float = 120.0):
     returns the exit code, the seconds from the signal to the exit and stderr."""
     env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
     proc = subprocess.Popen([*solver_cmd(2), *args], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     deadline = time.monotonic() + timeout
     while True:
         ranks = _ranks(proc.pid)
@@ -91,7 +92,12 @@ def _signalled(args, signum: int, ready, tmp_path, timeout: float = 120.0):
         time.sleep(0.01)
     proc.send_signal(signum)
     sent = time.monotonic()
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
     return proc.returncode, time.monotonic() - sent, err
 
 
