@@ -97,7 +97,7 @@ def main(w: int, steps: int, tensile: float, cohesion: float, block: int) -> Non
     parts = {k: comm.allreduce(seconds.get(k, 0.0), op=MPI.MAX)
              for k in (*PARTS, "bodies", "glued_neighbours")}
     contact = comm.allreduce(loop.contact_seconds, op=MPI.MAX)
-    records = comm.allreduce(len(model.contact.ss) + len(model.contact.se))
+    records = comm.allreduce(len(model.contact.semi_springs) + len(model.contact.semi_edges))
     if comm.rank == 0:
         print(f"{model.n_cells_global} elements on {comm.size} rank(s), {steps} steps: "
               f"{breaking} broke springs ({broken} in all); {records} contact records at the "

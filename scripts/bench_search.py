@@ -22,7 +22,7 @@ from scipy.spatial import cKDTree
 from solver.cdem.bench_scale import heap_config, heap_mesh
 from solver.cdem.contact.detect import face_spheres, find_candidates
 from solver.cdem.contact.exchange import semi_spring_points
-from solver.cdem.contact.frames import FRAME_WIDTH, face_frames
+from solver.cdem.contact.frames import face_frames
 from solver.cdem.contact.records import N_CANDIDATES
 from solver.cdem.model import model_from_mesh
 
@@ -53,23 +53,26 @@ def main(n_elements: int) -> None:
     c = model.contact
     x = model.nodes.x
     c.renew(x, model.nodes.du)
-    centre = np.zeros((6 * len(c.gid), 3))
-    radius = np.zeros(6 * len(c.gid))
-    face_spheres(x, c.gx, c.base, c.n_own, c.active, centre, radius)
-    points = np.zeros((len(c.ss), 3))
-    semi_spring_points(x, c.base, c.ss.elem, c.ss.face, c.ss.vertex, c.p.alpha, points)
+    mesh, springs, margin = c.mesh, c.semi_springs, c.params.margin
+    centre = np.zeros((6 * len(mesh.gid), 3))
+    radius = np.zeros(6 * len(mesh.gid))
+    face_spheres(c.packed_mesh, centre, radius)
+    points = np.zeros((len(springs), 3))
+    semi_spring_points(x, mesh.base, springs.elem, springs.face, springs.vertex, c.params.alpha,
+                       points)
     glued = c.glued[c.own_active]
     grid = np.empty((len(points), N_CANDIDATES), dtype=np.int64)
-    frames, centroid = np.zeros((6 * len(c.gid), FRAME_WIDTH)), np.zeros((len(c.gid), 3))
-    face_frames(x, c.gx, c.base, c.n_own, frames, centroid)
-    find_candidates(points, c.ss.elem, glued, centre, radius, frames, c.gid, c.p.margin, grid)
+    face_frames(c.packed_mesh)
+    find_candidates(points, springs.elem, glued, centre, radius, mesh.frames, mesh.gid, margin,
+                    grid)
     start = time.process_time()
-    face_frames(x, c.gx, c.base, c.n_own, frames, centroid)
-    find_candidates(points, c.ss.elem, glued, centre, radius, frames, c.gid, c.p.margin, grid)
+    face_frames(c.packed_mesh)
+    find_candidates(points, springs.elem, glued, centre, radius, mesh.frames, mesh.gid, margin,
+                    grid)
     t_grid = time.process_time() - start
     start = time.process_time()
-    tree = kd_tree_candidates(points, c.ss.elem, glued, centre, radius, frames, c.gid,
-                              c.p.margin)
+    tree = kd_tree_candidates(points, springs.elem, glued, centre, radius, mesh.frames, mesh.gid,
+                              margin)
     t_tree = time.process_time() - start
     assert np.array_equal(grid, tree), "the two searches disagree"
     n = len(points)

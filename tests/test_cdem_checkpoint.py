@@ -104,12 +104,12 @@ def test_element_work_counts_the_records_of_each_element(tmp_path):
     checkpoint.save(MPI.COMM_SELF, tmp_path, "case-a", loop, 0, [], {})
     work = checkpoint.element_work(tmp_path, "case-a", mesh.n_cells, "checkpoint-test")
     c = model.contact
-    records = np.concatenate([c.own.gid[c.ss.elem], c.own.gid[c.se.elem]])
+    records = np.concatenate([c.own.gid[c.semi_springs.elem], c.own.gid[c.semi_edges.elem]])
     targets = np.count_nonzero(c.candidates >= 0, axis=1)
     assert np.count_nonzero(model.springs.state) > 0 and targets.sum() > 0
     expected = (checkpoint.ELEMENT_WORK
                 + checkpoint.RECORD_WORK * np.bincount(records, minlength=len(work))
-                + checkpoint.CANDIDATE_WORK * np.bincount(c.own.gid[c.ss.elem],
+                + checkpoint.CANDIDATE_WORK * np.bincount(c.own.gid[c.semi_springs.elem],
                                                           weights=targets,
                                                           minlength=len(work)))
     assert np.array_equal(work, expected)

@@ -8,15 +8,53 @@ from solver.cdem.contact.detect import (_box_grid_cells, boxes_within, element_b
                                         surface_boxes)
 from solver.cdem.contact.exchange import UNSORTED, ShareBuffers, ordered_sums
 from solver.cdem.contact.frames import FRAME_WIDTH, face_frames
+from solver.cdem.contact.law import (DashpotBodies, book_carried_dashpot, contact_law,
+                                     energy_tally)
+from solver.cdem.contact.mesh import ContactMesh
+from solver.cdem.contact.pipeline import ContactParams
+from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
+                                         GrowingRows, renumber_target_nodes)
 from solver.cdem.contact.semi_edge import semi_edge_geometry
 from solver.cdem.contact.semi_spring import (_bilinear_projection, _face_accepts, _nearest_face,
                                              semi_spring_geometry)
-from solver.cdem.contact.law import book_carried_dashpot, contact_law
-from solver.cdem.contact.records import N_CANDIDATES, GrowingRows, renumber_target_nodes
+from solver.cdem.packed import pack
 from solver.contact_laws.laws import OPEN, STICK
+from solver.contact_laws.register import DEFAULT_LAWS
 from solver.mesh.topology import FACES
 
 RNG = np.random.default_rng(7)
+
+
+def _mesh(x, n, du=None, active=None, body=None):
+    """The ContactMesh of n own elements (element c at rows 8 c of x, global id c, its own
+    body unless ``body`` says otherwise), its frames written by face_frames."""
+    gid = np.arange(n)
+    mesh = ContactMesh.of(x=x, du=np.zeros_like(x) if du is None else du, base=8 * gid,
+                          n_own=n, gid=gid,
+                          active=np.ones((n, 6), dtype=bool) if active is None else active,
+                          body=gid if body is None else body,
+                          frames=np.zeros((6 * n, FRAME_WIDTH)), centroid=np.zeros((n, 3)))
+    face_frames(pack(mesh))
+    return mesh
+
+
+def _params(alpha=0.01, tol=1e-4, mu=0.0, damping_ratio=0.0):
+    """ContactParams packed for the kernels (the search margin, renewal and size unused)."""
+    return pack(ContactParams(alpha=alpha, tol=tol, margin=0.0, mu=mu,
+                              damping_ratio=damping_ratio, renew_every=1, size=1.0,
+                              laws=DEFAULT_LAWS))
+
+
+def _records(kind, elem, key=(0,), **state):
+    """Records of one kind as the pipeline makes them (ContactRecords.insert: keys
+    4 (6 g + f) + v, carried by contact element ``elem``, unit spring constants), with the
+    fields named in ``state`` set."""
+    key = np.asarray(key)
+    rec = ContactRecords.empty(kind)
+    rec.insert(key, np.full(len(key), elem), np.ones(len(key)), np.ones(len(key)))
+    for name, value in state.items():
+        getattr(rec, name)[:] = value
+    return rec
 
 
 def _spheres(n_elements):
@@ -99,11 +137,10 @@ def test_a_near_small_face_ranks_ahead_of_large_faces_whose_spheres_hold_the_poi
     floor = [_box([-200, -200, -50 * (k + 1)], [200, 200, -50 * k]) for k in range(4)]
     x = np.vstack(blocks + floor)
     n = len(x) // 8
-    base, gid, active = 8 * np.arange(n), np.arange(n), np.ones((n, 6), dtype=bool)
-    frames, centroid = np.zeros((6 * n, FRAME_WIDTH)), np.zeros((n, 3))
-    face_frames(x, np.zeros((0, 3)), base, n, frames, centroid)
+    mesh = _mesh(x, n)
+    gid, frames = mesh.gid, mesh.frames
     centre, radius = np.zeros((6 * n, 3)), np.zeros(6 * n)
-    face_spheres(x, np.zeros((0, 3)), base, n, active, centre, radius)
+    face_spheres(pack(mesh), centre, radius)
     point = np.array([[0.3, 0.2, 20.05]])
     margin = 0.5
     candidates = np.empty((1, N_CANDIDATES), dtype=np.int64)
@@ -298,18 +335,18 @@ def test_partial_renewal_searches_every_semi_spring_a_broken_spring_concerns():
 
     def remembering_set_glue(glued):
         before["glued"] = c.glued.copy()
-        kept = {name: getattr(c.ss, name).copy() for name in ("key", "target", "f_t")}
+        kept = {name: getattr(c.semi_springs, name).copy() for name in ("key", "target", "f_t")}
         kept["faces"] = c.state()[0]["semi_springs"]["candidates"]
         kept["x"] = dict(zip(c.own.gid[c.own_active], c.x_renewal.reshape(-1, 24)))
         kept["last_targets"] = _last_target_nodes(c)
         set_glue(glued)
-        _same_as_built_afresh(c, Contact(MPI.COMM_SELF, c.p, c.own, glued), kept)
+        _same_as_built_afresh(c, Contact(MPI.COMM_SELF, c.params, c.own, glued), kept)
 
     def checked_renewal(x, du):
         renew_fresh(x, du)
-        centre = np.zeros((6 * len(c.gid), 3))
-        radius = np.zeros(6 * len(c.gid))
-        face_spheres(x, c.gx, c.base, c.n_own, c.active, centre, radius)
+        centre = np.zeros((6 * len(c.mesh.gid), 3))
+        radius = np.zeros(6 * len(c.mesh.gid))
+        face_spheres(c.packed_mesh, centre, radius)
         points = c.semi_spring_positions(x)
         old_glued = before["glued"][c.own_active]
         old_radius = np.where((old_glued < 0).ravel(), radius, -1.0)
@@ -317,8 +354,8 @@ def test_partial_renewal_searches_every_semi_spring_a_broken_spring_concerns():
         for name, glued, r in (("now", c.glued[c.own_active], radius),
                                ("before", old_glued, old_radius)):
             rows[name] = np.empty_like(c.candidates)
-            find_candidates(points, c.ss.elem, glued, centre, r, c.frames, c.gid, c.p.margin,
-                            rows[name])
+            find_candidates(points, c.semi_springs.elem, glued, centre, r, c.mesh.frames,
+                            c.mesh.gid, c.params.margin, rows[name])
         concerned = np.any(rows["now"] != rows["before"], axis=1)
         assert np.array_equal(c.candidates[concerned], rows["now"][concerned])
         changed.append(np.count_nonzero(concerned))
@@ -334,9 +371,9 @@ def _last_target_nodes(c):
     """Per record kind, the last step's target nodes (global element id, node 0..7, as
     8 g + a) of the records whose dashpot's work is still to be booked."""
     nodes = []
-    for rec in (c.ss, c.se):
+    for rec in (c.semi_springs, c.semi_edges):
         node = rec.target_node[rec.dashpot[:, 0] != 0.0]
-        nodes.append(np.where(node >= 0, 8 * c.gid[node // 8] + node % 8, -1))
+        nodes.append(np.where(node >= 0, 8 * c.mesh.gid[node // 8] + node % 8, -1))
     return nodes
 
 
@@ -349,18 +386,19 @@ def _same_as_built_afresh(c, afresh, kept):
     acted on (the next step books their dashpots' work there), on the renumbered contact
     elements. The old records keep their rows."""
     n_kept = len(kept["key"])
-    assert np.array_equal(c.ss.key[:n_kept], kept["key"])
-    mine_in_key_order = np.argsort(c.ss.key, kind="stable")
+    assert np.array_equal(c.semi_springs.key[:n_kept], kept["key"])
+    mine_in_key_order = np.argsort(c.semi_springs.key, kind="stable")
     for name in ("key", "elem", "face", "vertex", "k_n", "k_t"):
-        for mine, theirs in ((c.ss, afresh.ss), (c.se, afresh.se)):
+        for mine, theirs in ((c.semi_springs, afresh.semi_springs),
+                             (c.semi_edges, afresh.semi_edges)):
             assert np.array_equal(getattr(mine, name)[mine_in_key_order],
                                   getattr(theirs, name)), name
-    assert np.array_equal(c.se.key, c.ss.key)
+    assert np.array_equal(c.semi_edges.key, c.semi_springs.key)
     assert np.array_equal(c.own_active, afresh.own_active)
-    old = np.arange(len(c.ss)) < n_kept
-    assert np.array_equal(c.ss.target[old], kept["target"])
-    assert np.array_equal(c.ss.f_t[old], kept["f_t"])
-    assert np.all(c.ss.target[~old] == -1) and not c.ss.f_t[~old].any()
+    old = np.arange(len(c.semi_springs)) < n_kept
+    assert np.array_equal(c.semi_springs.target[old], kept["target"])
+    assert np.array_equal(c.semi_springs.f_t[old], kept["f_t"])
+    assert np.all(c.semi_springs.target[~old] == -1) and not c.semi_springs.f_t[~old].any()
     faces = c.state()[0]["semi_springs"]["candidates"]
     assert np.array_equal(faces[old], kept["faces"]) and np.all(faces[~old] == -1)
     nan = np.full(24, np.nan)
@@ -411,14 +449,14 @@ def test_glue_broken_around_inner_elements_updates_records_bodies_and_renewal_in
         assert e not in c.own_active
         glued[np.isin(glued, gid[e])] = -1
         glued[e] = -1
-        kept = {name: getattr(c.ss, name).copy() for name in ("key", "target", "f_t")}
+        kept = {name: getattr(c.semi_springs, name).copy() for name in ("key", "target", "f_t")}
         kept["faces"] = c.state()[0]["semi_springs"]["candidates"]
         kept["x"] = dict(zip(gid[c.own_active], c.x_renewal.reshape(-1, 24)))
         kept["last_targets"] = _last_target_nodes(c)
         assert len(kept["last_targets"][0]) > 0
         c.set_glue(glued.copy())
         assert e in c.own_active
-        _same_as_built_afresh(c, Contact(MPI.COMM_SELF, c.p, c.own, glued), kept)
+        _same_as_built_afresh(c, Contact(MPI.COMM_SELF, c.params, c.own, glued), kept)
         a, f = np.nonzero(glued >= 0)
         n = len(gid)
         graph = coo_matrix((np.ones(len(a)), (a, np.searchsorted(gid, glued[a, f]))), (n, n))
@@ -481,27 +519,18 @@ def test_overlap_inside_an_element_is_the_distance_to_its_nearest_bilinear_face(
     target = _warped_hexahedron(0.05)
     cube = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
                      [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
-    base, gid, active = np.array([0, 8]), np.array([0, 1]), np.ones((2, 6), dtype=bool)
     candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
     candidates[0, :len(potential)] = potential
-    no_ghosts = np.zeros((0, 3))
     weights = np.full(4, 0.25 * alpha)
     weights[0] += 1.0 - alpha
     error = []
     for t in np.linspace(0.0, 1.0, 41):
         x = np.vstack([target, 0.02 * cube + [0.25, 0.02 + 0.08 * t, 0.9 + 0.07 * t]])
-        frames, centroid = np.zeros((12, FRAME_WIDTH)), np.zeros((2, 3))
-        face_frames(x, no_ghosts, base, 2, frames, centroid)
-        out = [np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
-               np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-               np.ones(1), np.zeros(1, dtype=bool), np.zeros(1),
-               np.zeros((1, 3))]
-        semi_spring_geometry(x, np.zeros_like(x), no_ghosts, no_ghosts, base, 2, gid, active,
-                             gid, frames, candidates, np.array([1]), np.array([0]), np.array([0]),
-                             alpha, 1e-4, *out)
+        springs = _records(SEMI_SPRING, 1, target=0, share=1.0)
+        semi_spring_geometry(pack(_mesh(x, 2)), springs.packed, candidates, _params(alpha, 1e-4))
         point = weights @ x[8 + FACES[0]]
         depth = min(_distance_to_bilinear_face(target[FACES[f]], point) for f in range(6))
-        error.append(abs(out[1][0] - depth))
+        error.append(abs(springs.overlap[0] - depth))
     assert max(error) < 1e-6
 
 
@@ -513,14 +542,12 @@ def test_nearest_face_projects_only_the_faces_that_can_be_nearest():
     by the faces' warps, are not projected."""
     cube = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
                      [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
-    base, no_ghosts = np.array([0]), np.zeros((0, 3))
     checked, warp = 0, 0.0
     for _ in range(300):
         x = cube + RNG.choice([0.002, 0.02, 0.15]) * RNG.uniform(-1.0, 1.0, cube.shape)
         active = np.ones((1, 6), dtype=bool)
         active[0, RNG.choice(6, RNG.integers(0, 3), replace=False)] = False
-        frames, centroid = np.zeros((6, FRAME_WIDTH)), np.zeros((1, 3))
-        face_frames(x, no_ghosts, base, 1, frames, centroid)
+        frames = _mesh(x, 1).frames
         warp = max(warp, frames[:, 6].max())
         for w in RNG.dirichlet(np.ones(8), 5):
             p = w @ x
@@ -542,13 +569,12 @@ def test_a_face_accepts_exactly_the_points_that_project_into_its_two_triangles()
     the triangles are tried."""
     cube = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
                      [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
-    base, no_ghosts, tol = np.array([0]), np.zeros((0, 3)), 1e-3
+    tol = 1e-3
     corners = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
     accepted_count = checked = 0
     for _ in range(50):
         x = cube + RNG.choice([0.002, 0.02, 0.15]) * RNG.uniform(-1.0, 1.0, cube.shape)
-        frames, centroid = np.zeros((6, FRAME_WIDTH)), np.zeros((1, 3))
-        face_frames(x, no_ghosts, base, 1, frames, centroid)
+        frames = _mesh(x, 1).frames
         for f in range(6):
             centre, normal = frames[f, :3], frames[f, 3:6]
             a, b, c, d = x[FACES[f]]
@@ -587,14 +613,9 @@ def _edge_overlaps(heights, turns=None, alpha=0.01, tol=1e-4, dropped_from=None,
     own = (unit - 0.5) @ turn.T
     own -= [own[:, 0].mean() - 0.5, -1.0, own[:, 2].min() - 1.0]
     turns = np.zeros(len(heights)) if turns is None else np.radians(turns)
-    key = np.arange(24)
     candidates = np.full((24, N_CANDIDATES), -1, dtype=np.int64)
     candidates[:, :6] = order
-    base, gid, active = np.array([0, 8]), np.array([0, 1]), np.ones((2, 6), dtype=bool)
-    state = [np.full(24, -1), np.zeros(24), np.zeros((24, 3)), np.zeros((24, 3)),
-             np.zeros((24, 4)), np.full((24, 4), -1), np.zeros((24, 4)), np.full(24, -1),
-             np.full(24, OPEN), np.zeros(24)]
-    no_ghosts = np.zeros((0, 3))
+    edges = _records(SEMI_EDGE, 1, key=np.arange(24))
     overlaps = []
     last = None
     for i, (z, a) in enumerate(zip(heights, turns)):
@@ -605,13 +626,9 @@ def _edge_overlaps(heights, turns=None, alpha=0.01, tol=1e-4, dropped_from=None,
         x = np.vstack([unit, (own - [0.5, 1.0, 0.0]) @ spin.T + [0.5, 1.0, z]])
         du = x - last if last is not None else np.zeros_like(x)
         last = x
-        frames, centroid = np.zeros((12, FRAME_WIDTH)), np.zeros((2, 3))
-        face_frames(x, no_ghosts, base, 2, frames, centroid)
-        semi_edge_geometry(x, du, no_ghosts, no_ghosts, base, 2, gid, np.argsort(gid), active,
-                           frames, centroid, candidates, np.ones(24, dtype=np.int64), key // 4,
-                           key % 4, alpha, tol, *state)
-        state[-2][:] = np.where(state[1] > 0.0, STICK, OPEN)
-        overlaps.append(state[1].copy())
+        semi_edge_geometry(pack(_mesh(x, 2, du)), edges.packed, candidates, _params(alpha, tol))
+        edges.status[:] = np.where(edges.overlap > 0.0, STICK, OPEN)
+        overlaps.append(edges.overlap.copy())
     return np.array(overlaps)
 
 
@@ -687,24 +704,17 @@ class _FloorScene:
         block += np.asarray(point) - weights @ block[FACES[0]]
         self.x = np.vstack([unit * [4.0, 3.0, 1.0] + [-1.0, -1.0, -1.0], unit + corner, block])
         self.point = weights @ self.x[16 + FACES[0]]
-        self.base, self.gid = np.array([0, 8, 16]), np.array([0, 1, 2])
-        self.frames, centroid = np.zeros((18, FRAME_WIDTH)), np.zeros((3, 3))
-        face_frames(self.x, np.zeros((0, 3)), self.base, 3, self.frames, centroid)
+        mesh = _mesh(self.x, 3)
+        self.mesh, self.frames = pack(mesh), mesh.frames
         self.top = int(np.argmax(self.frames[0:6, 5]))
 
     def contact(self, potential, target, overlap=0.0):
         candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
         candidates[0, :len(potential)] = potential
-        out = [np.full(1, target), np.full(1, overlap), np.zeros((1, 3)), np.zeros((1, 3)),
-               np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-               np.ones(1), np.zeros(1, dtype=bool), np.zeros(1),
-               np.zeros((1, 3))]
-        no_ghosts = np.zeros((0, 3))
-        semi_spring_geometry(self.x, np.zeros_like(self.x), no_ghosts, no_ghosts, self.base, 3,
-                             self.gid, np.ones((3, 6), dtype=bool), self.gid, self.frames,
-                             candidates, np.array([2]), np.array([0]), np.array([0]),
-                             self.alpha, self.tol, *out)
-        return out[0][0], out[1][0]
+        springs = _records(SEMI_SPRING, 2, target=target, overlap=overlap, share=1.0)
+        semi_spring_geometry(self.mesh, springs.packed, candidates,
+                             _params(self.alpha, self.tol))
+        return springs.target[0], springs.overlap[0]
 
 
 def test_a_face_within_the_tolerance_does_not_mask_a_body_the_point_has_sunk_into():
@@ -753,30 +763,24 @@ def _semi_spring_overlaps(path, drift=(0.0, 0.0, 0.0), alpha=0.01, tol=1e-4, f2_
     weights[0] += 1.0 - alpha
     block = 0.01 * unit
     block += np.array([1.0, 0.5, 0.0]) - weights @ block[FACES[0]]
-    base, gid, body = np.array([0, 8, 16]), np.array([0, 1, 2]), np.array([0, 0, 1])
-    active = np.ones((3, 6), dtype=bool)
-    frames, centroid, no_ghosts = np.zeros((18, FRAME_WIDTH)), np.zeros((3, 3)), np.zeros((0, 3))
-    face_frames(np.vstack([base_x, block]), no_ghosts, base, 3, frames, centroid)
+    frames = _mesh(np.vstack([base_x, block]), 3).frames
     top = int(np.argmax(frames[0:6, 5]))
+    active = np.ones((3, 6), dtype=bool)
     active[1, top] = f2_top
     active[1, int(np.argmin(frames[6:12, 3]))] = False
     candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
     candidates[0, :7] = [top, 6, 7, 8, 9, 10, 11]
-    state = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
-             np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-             np.zeros(1), np.zeros(1, dtype=bool), np.zeros(1), np.zeros((1, 3))]
+    springs = _records(SEMI_SPRING, 2)
     overlaps, retargeted, last = [], [], np.zeros((24, 3))
     for i, move in enumerate(path):
         x = np.vstack([base_x, block + move]) + i * np.asarray(drift)
         du = x - last if i else np.zeros_like(x)
         last = x
-        face_frames(x, no_ghosts, base, 3, frames, centroid)
-        held = state[0][0]
-        semi_spring_geometry(x, du, no_ghosts, no_ghosts, base, 3, gid, active, body, frames,
-                             candidates, np.array([2]), np.array([0]), np.array([0]), alpha,
-                             tol, *state)
-        overlaps.append(state[1][0])
-        retargeted.append(state[0][0] != held and state[1][0] > 0.0)
+        held = springs.target[0]
+        semi_spring_geometry(pack(_mesh(x, 3, du, active, body=np.array([0, 0, 1]))),
+                             springs.packed, candidates, _params(alpha, tol))
+        overlaps.append(springs.overlap[0])
+        retargeted.append(springs.target[0] != held and springs.overlap[0] > 0.0)
     return np.array(overlaps), np.array(retargeted)
 
 
@@ -824,25 +828,17 @@ def _entering(path, carrier=0.5, alpha=0.01, tol=1e-4):
     weights[0] += 1.0 - alpha
     block = carrier * unit
     block -= weights @ block[FACES[0]]
-    base, gid = np.array([0, 8]), np.array([0, 1])
-    frames, centroid, no_ghosts = np.zeros((12, FRAME_WIDTH)), np.zeros((2, 3)), np.zeros((0, 3))
     candidates = np.full((1, N_CANDIDATES), -1, dtype=np.int64)
     candidates[0, :6] = np.arange(6)
-    state = [np.full(1, -1), np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3)),
-             np.zeros((1, 4)), np.full((1, 4), -1), np.zeros((1, 4)), np.full(1, -1),
-             np.zeros(1), np.zeros(1, dtype=bool), np.zeros(1),
-             np.zeros((1, 3))]
+    springs = _records(SEMI_SPRING, 1)
     overlaps, normals, last = [], [], None
     for point in path:
         x = np.vstack([unit - [0.0, 0.0, 1.0], block + point])
         du = x - last if last is not None else np.zeros_like(x)
         last = x
-        face_frames(x, no_ghosts, base, 2, frames, centroid)
-        semi_spring_geometry(x, du, no_ghosts, no_ghosts, base, 2, gid, np.ones((2, 6), bool),
-                             gid, frames, candidates, np.array([1]), np.array([0]),
-                             np.array([0]), alpha, tol, *state)
-        overlaps.append(state[1][0])
-        normals.append(state[2][0].copy())
+        semi_spring_geometry(pack(_mesh(x, 2, du)), springs.packed, candidates, _params(alpha, tol))
+        overlaps.append(springs.overlap[0])
+        normals.append(springs.normal[0].copy())
     return np.array(overlaps), np.array(normals)
 
 
@@ -885,20 +881,20 @@ def test_a_dashpot_force_is_booked_over_the_increments_of_the_nodes_it_acted_on(
     rates, and at the last rate alone where the target changed or the contact opened, it
     missed F_d (r_next - r_last) dt / 2 at each such event.)"""
     dt, k_n, rate = 1e-3, 1e6, 2.0
-    one, normal = np.ones(1), np.array([[0.0, 0.0, 1.0]])
-    f_t, f_n, status, dashpot = np.zeros((1, 3)), np.zeros(1), np.full(1, OPEN), np.zeros((1, 2))
-    force, tally = np.zeros((1, 3)), np.zeros(3)
-    slip = np.array([[0.0, 0.0, -rate * dt]])
-    contact_law(np.array([1e-3]), normal, slip, np.zeros(1, dtype=np.int64),
-                np.ones(1, dtype=np.int64), one, k_n * one, k_n * one, 0.3, np.array([0, 1]),
-                np.full(2, 1e3), np.full(2, k_n), np.full(2, np.inf), 0.5, dt, f_t, f_n,
-                status, dashpot, force, tally)
-    damping_force = dashpot[0, 0]
-    assert damping_force > 0.0 and tally[1] == pytest.approx(0.5 * damping_force * rate * dt,
-                                                             rel=1e-12)
+    normal = np.array([[0.0, 0.0, 1.0]])
+    rec = _records(SEMI_SPRING, 0, overlap=1e-3, normal=normal, slip=[0.0, 0.0, -rate * dt],
+                   target_elem=1, share=1.0, k_n=k_n, k_t=k_n)
+    bodies = pack(DashpotBodies(of=np.array([0, 1]), mass=np.full(2, 1e3),
+                                stiffness=np.full(2, k_n), stable_mass=np.full(2, np.inf)))
+    params, energy = _params(mu=0.5, damping_ratio=0.3), energy_tally()
+    contact_law(rec.packed, bodies, params, dt, energy)
+    damping_force = rec.dashpot[0, 0]
+    assert damping_force > 0.0 and energy["dashpot"] == pytest.approx(
+        0.5 * damping_force * rate * dt, rel=1e-12)
     own_w = np.array([[0.7, 0.1, 0.1, 0.1]])
     target_w = np.array([[0.4, 0.3, 0.2, 0.1]])
     target_node = 8 + FACES[5][None, :]
+    rec.own_w[:], rec.target_node[:], rec.target_w[:] = own_w, target_node, target_w
     du = RNG.normal(0.0, 1e-3, (24, 3))
     n_own = 1 if ghost else 3
     base = np.array([0, 8, 16]) if not ghost else np.array([0, 0, 8])
@@ -907,14 +903,15 @@ def test_a_dashpot_force_is_booked_over_the_increments_of_the_nodes_it_acted_on(
     node_force[8 + FACES[5]] -= target_w[0][:, None] * damping_force * normal
     dissipated = -0.5 * np.sum(node_force * du)             # the work the blocks lose
     own_du, ghost_du = (du[:8], du[8:]) if ghost else (du, np.zeros((0, 3)))
-    first = tally[1]
-    book_carried_dashpot(own_du, ghost_du, base, n_own, np.zeros(1, dtype=np.int64),
-                         np.zeros(1, dtype=np.int64), own_w, target_node, target_w, normal,
-                         dashpot, dt, True, tally)
-    assert tally[1] - first == pytest.approx(dissipated, rel=1e-12)
-    booked = tally[1]
-    contact_law(np.zeros(1), normal, slip, np.zeros(1, dtype=np.int64),
-                np.ones(1, dtype=np.int64), one, k_n * one, k_n * one, 0.3, np.array([0, 1]),
-                np.full(2, 1e3), np.full(2, k_n), np.full(2, np.inf), 0.5, dt, f_t, f_n,
-                status, dashpot, force, tally)
-    assert tally[1] == booked and not dashpot.any() and status[0] == OPEN
+    mesh = ContactMesh.of(base=base, n_own=n_own, gid=np.arange(3),
+                          active=np.ones((3, 6), dtype=bool), body=np.arange(3),
+                          frames=np.zeros((18, FRAME_WIDTH)), centroid=np.zeros((3, 3)),
+                          ghost_x=np.zeros_like(ghost_du), du=own_du)
+    mesh.ghost_du[:] = ghost_du
+    first = energy["dashpot"]
+    book_carried_dashpot(pack(mesh), rec.packed, dt, True, energy)
+    assert energy["dashpot"] - first == pytest.approx(dissipated, rel=1e-12)
+    booked = energy["dashpot"]
+    rec.overlap[:] = 0.0
+    contact_law(rec.packed, bodies, params, dt, energy)
+    assert energy["dashpot"] == booked and not rec.dashpot.any() and rec.status[0] == OPEN

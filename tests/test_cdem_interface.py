@@ -49,9 +49,7 @@ def _advance(model, du_top, breakable=True):
     n.du[8:16] = du_top
     n.x[8:16] += du_top
     tally = np.zeros(2)
-    broken = interface_step(n.x, n.du, m.f_slot, m.node_i, m.node_j, m.slot_i, m.slot_j,
-                            m.k_n, m.k_s, m.area, m.tensile, m.cohesion, m.tan_phi, m.u_n,
-                            m.f_s, m.state, breakable, tally)
+    broken = interface_step(n.x, n.du, m.packed, breakable, tally)
     return broken, tally
 
 

@@ -117,7 +117,7 @@ def _heap_run(comm, case):
     def watch(record):
         c = model.contact
         if record.step % 100 == 0:
-            ghosts.append(frozenset(c.gid[c.n_own:].tolist()))
+            ghosts.append(frozenset(c.mesh.gid[c.mesh.n_own:].tolist()))
 
     loop.run_stage(cfg.stages[0], [watch])
     gid = (8 * model.elements.gid[:, None] + np.arange(8)).ravel()
@@ -158,7 +158,7 @@ def test_piles_on_separate_ranks_exchange_no_contact_bytes():
     loop.run_stage(cfg.stages[0], [])
     assert contact.renewals > 1 and contact.neighbours.ranks == []
     assert (contact.traffic.sent, contact.traffic.received) == before == (0, 0)
-    assert comm.allreduce(int(np.count_nonzero(contact.ss.f_n > 0))) > 0
+    assert comm.allreduce(int(np.count_nonzero(contact.semi_springs.f_n > 0))) > 0
 
 
 def _slow_contact_forces_on_rank_1(monkeypatch, comm):

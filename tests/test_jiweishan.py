@@ -114,9 +114,7 @@ def test_broken_face_hands_over_to_contact():
         n.du[8:16] = [0.0, 0.0, -5e-3]                          # pushed back into the base
         n.x[8:16] += n.du[8:16]
         for _ in range(2):
-            interface_step(n.x, n.du, m.f_slot, m.node_i, m.node_j, m.slot_i, m.slot_j,
-                           m.k_n, m.k_s, m.area, m.tensile, m.cohesion, m.tan_phi, m.u_n,
-                           m.f_s, m.state, True, tally, handover)
+            interface_step(n.x, n.du, m.packed, True, tally, handover)
         pushed = np.abs(_spring_forces(model)).max()
         assert (pushed == 0.0) if handover else (pushed > 0.0)
 

@@ -31,6 +31,7 @@ from solver.cdem.constitutive import lame
 from solver.cdem.hex8 import element_step, lumped_masses
 from solver.cdem.model import model_from_mesh
 from solver.cdem.stable_step import critical_step, element_frequency
+from solver.cdem.state import Nodes
 from solver.cdem.timeloop import DAMPING, TimeLoop, node_step
 from solver.cli import main
 from solver.mesh.build import mesh_from_config
@@ -39,16 +40,17 @@ from solver.mesh.build import mesh_from_config
 def _peak(dt: float, mode: str, alpha: float, c: float, zeta: float, steps: int = 4000) -> float:
     """Largest |x| of x'' = -x - 2 zeta x' (dashpot on the last half-step velocity) under the
     kernel's damping, from x = 1 at rest (k = m = 1)."""
-    one = np.ones(1)
-    x, v, du = np.array([[1.0, 0.0, 0.0]]), np.zeros((1, 3)), np.zeros((1, 3))
-    f_int, f_dashpot = np.zeros((1, 3)), np.zeros((1, 3))
-    fixed, held, sums = np.zeros((1, 3), dtype=bool), np.zeros((1, 3)), np.zeros(6)
+    x = np.array([[1.0, 0.0, 0.0]])
+    n = Nodes(x0=x.copy(), x=x, v=np.zeros((1, 3)), du=np.zeros((1, 3)), f_int=np.zeros((1, 3)),
+              f_contact=np.zeros((1, 3)), mass=np.ones(1), fixed=np.zeros((1, 3), dtype=bool),
+              held_velocity=np.zeros((1, 3)))
+    f_int, f_dashpot, v, sums = n.f_int, n.f_contact, n.v, np.zeros(6)
     peak = 1.0
     for _ in range(steps):
         f_int[0, 0] = -x[0, 0]
         f_dashpot[0, 0] = -2.0 * zeta * v[0, 0]
-        node_step(1, f_int, np.zeros((1, 3, 3)), f_dashpot, one, np.zeros(3), v, x, du, fixed,
-                  held, dt, dt, DAMPING[mode], alpha, c, sums)
+        node_step(n.packed, np.zeros((1, 3, 3)), np.zeros(3), dt, dt, DAMPING[mode], alpha, c,
+                  sums)
         peak = max(peak, abs(x[0, 0]))
         if not peak < 1e6:
             break

@@ -92,11 +92,12 @@ def measure_heap(comm, n_elements: int, steps: int, warmup: int = 30) -> dict:
         loop.one_step(g, stage)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     c = model.contact
+    springs, edges = c.semi_springs, c.semi_edges
     row = {"rank": comm.rank, "elements": len(model.elements),
-           "records": len(c.ss) + len(c.se), "ghosts": len(c.gid) - c.n_own,
+           "records": len(springs) + len(edges), "ghosts": len(c.mesh.gid) - c.mesh.n_own,
            "neighbours": len(c.neighbours.ranks),
            "element_steps_per_s": len(model.elements) * steps / wall,
-           "contact_updates_per_s": (len(c.ss) + len(c.se)) * steps
+           "contact_updates_per_s": (len(springs) + len(edges)) * steps
            / max(loop.contact_seconds, 1e-300),
            "contact_fraction": loop.contact_seconds / wall,
            "bytes_sent_per_step": (sum(t.sent for t in traffic) - sent0) / steps,
@@ -104,7 +105,8 @@ def measure_heap(comm, n_elements: int, steps: int, warmup: int = 30) -> dict:
            "messages_per_step": (sum(t.messages for t in traffic) - messages0) / steps,
            "step_s": loop.step_seconds / steps, "waiting_s": loop.waiting_seconds / steps,
            "busy_s": (loop.step_seconds - loop.waiting_seconds) / steps, "cpu_s": cpu / steps,
-           "in_compression": int(np.count_nonzero(c.ss.f_n > 0) + np.count_nonzero(c.se.f_n > 0)),
+           "in_compression": int(np.count_nonzero(springs.f_n > 0)
+                                 + np.count_nonzero(edges.f_n > 0)),
            "model_mb": model.nbytes() / 2 ** 20, "peak_rss_mb": _peak_rss_mb()}
     rows = comm.gather(row, root=0)
     return {"ranks": comm.size, "steps": steps, "renewals": model.contact.renewals - renewals0,

@@ -147,10 +147,10 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
         c = m.contact
         loop.set_glue(m.interfaces.glued_neighbours(s.state, len(e)))
         fields = ["target", "f_t", "dashpot", "f_n", "status"]
-        ss_fields = ["candidates", "share", "placed", "offset", "overlap", "normal"]
-        tables = {"semi_springs": files.read_table(path, ranks, "semi_springs", c.ss.key,
-                                                   fields + ss_fields),
-                  "semi_edges": files.read_table(path, ranks, "semi_edges", c.se.key,
+        spring_fields = ["candidates", "share", "placed", "offset", "overlap", "normal"]
+        tables = {"semi_springs": files.read_table(path, ranks, "semi_springs",
+                                                   c.semi_springs.key, fields + spring_fields),
+                  "semi_edges": files.read_table(path, ranks, "semi_edges", c.semi_edges.key,
                                                  fields + ["offset"]),
                   "renewal": files.read_table(path, ranks, "renewal", c.own.gid[c.own_active],
                                               ["x", "fresh"] if manifest["contact"].get("pending")

@@ -76,27 +76,29 @@ SLOT = _slot_table()
 
 
 @njit(cache=True)
-def interface_step(x, du, f_slot, node_i, node_j, slot_i, slot_j, k_n, k_s, area, tensile,
-                   cohesion, tan_phi, u_n, f_s, state, breakable, tally, handover=False):
-    """Advance all interface springs one step and write their forces into ``f_slot``.
+def interface_step(x, du, springs, breakable, tally, handover=False):
+    """Advance all interface springs one step and write their forces into springs.f_slot.
 
-    x, du: (n_nodes, 3) coordinates and step increments; f_slot (n_nodes, 3, 3): the force of
-    each node's spring of slot 0..2, overwritten for the springs given;
-    node_i, node_j: (n_faces, 4) node indices on the A and B side (A's face order, so
-    node_i[:, 0..3] are the face corners a, b, c, d); slot_i, slot_j (n_faces, 4) the slot
-    of the spring at each of those nodes (``SLOT``); k_n, k_s, area, tensile, cohesion,
-    tan_phi: (n_faces,) per-spring stiffness [N/m], area [m2] and strength of each face's
-    springs; u_n (n_faces, 4), f_s (n_faces, 4, 3), state (n_faces, 4): spring state, updated;
-    breakable: whether the failure criteria apply this stage; tally: (2,) energy released by
-    breakage and dissipated by friction [J], incremented; handover: the springs of a face
-    whose four springs are broken carry nothing (the contact has it; module docstring).
-    Returns the springs broken now.
-    """
+    x, du: (n_nodes, 3) coordinates and step increments; ``springs`` the SpringArrays of
+    solver.cdem.state.InterfaceSprings, packed (solver.cdem.packed): f_slot (n_nodes, 3, 3) the
+    force of each node's spring of slot 0..2, overwritten for the springs given; node_i, node_j
+    (n_faces, 4) node indices on the A and B side (A's face order, so node_i[:, 0..3] are the
+    face corners a, b, c, d); slot_i, slot_j (n_faces, 4) the slot of the spring at each of
+    those nodes (``SLOT``); k_n, k_s, area, tensile, cohesion, tan_phi (n_faces,) per-spring
+    stiffness [N/m], area [m2] and strength of each face's springs; u_n (n_faces, 4), f_s
+    (n_faces, 4, 3), state (n_faces, 4): spring state, updated. breakable: whether the failure
+    criteria apply this stage; tally: (2,) energy released by breakage and dissipated by
+    friction [J], incremented; handover: the springs of a face whose four springs are broken
+    carry nothing (the contact has it; module docstring). Returns the springs broken now."""
+    springs = springs.value
+    node_i, node_j, slot_i, slot_j = springs.node_i, springs.node_j, springs.slot_i, springs.slot_j
+    k_n, k_s, area = springs.k_n, springs.k_s, springs.area
+    tensile, cohesion, tan_phi = springs.tensile, springs.cohesion, springs.tan_phi
+    u_n, f_s, state, f_slot = springs.u_n, springs.f_s, springs.state, springs.f_slot
     n_broken = 0
     for q in range(node_i.shape[0]):
         if handover and _face_broken(state, q):
-            _release(q, node_i, node_j, slot_i, slot_j, k_n, k_s, u_n, f_s, state, f_slot,
-                     tally)
+            _release(q, springs, tally)
             continue
         n0, n1, n2 = quad_normal(x, node_i[q, 0], node_i[q, 1], node_i[q, 2], node_i[q, 3])
         kn = k_n[q]
@@ -143,9 +145,11 @@ def _face_broken(state, q):
 
 
 @njit(cache=True)
-def _release(q, node_i, node_j, slot_i, slot_j, k_n, k_s, u_n, f_s, state, f_slot, tally):
-    """Zero the springs of broken face q and their forces, booking what they still stored
-    (nothing after the first call)."""
+def _release(q, springs, tally):
+    """Zero the springs of broken face q (of SpringArrays ``springs``) and their forces,
+    booking what they still stored (nothing after the first call)."""
+    node_i, node_j, slot_i, slot_j = springs.node_i, springs.node_j, springs.slot_i, springs.slot_j
+    k_n, k_s, u_n, f_s, f_slot = springs.k_n, springs.k_s, springs.u_n, springs.f_s, springs.f_slot
     for k in range(4):
         un = min(u_n[q, k], 0.0)
         mag2 = f_s[q, k, 0] ** 2 + f_s[q, k, 1] ** 2 + f_s[q, k, 2] ** 2

@@ -350,12 +350,12 @@ def _warn_soft_contact(comm, depth: np.ndarray, limit: np.ndarray, where: str) -
 
 def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np.ndarray,
              mass: np.ndarray, fixed: np.ndarray, interfaces: Interfaces, state: np.ndarray,
-             tensile: np.ndarray, cohesion: np.ndarray, bound: StepBound,
+             breakable: np.ndarray, bound: StepBound,
              where: str) -> tuple[Contact, StepBound, np.ndarray]:
     """The contact of this rank's elements, the stable-step bound with the contact's
     stiffness and dashpots on the elements with a face that can open (a free one, or one
-    glued by breakable springs; solver.cdem.stable_step), and the faces active at the start
-    (n_el, 6).
+    glued by breakable springs: ``breakable`` per face of the part; solver.cdem.stable_step),
+    and the faces active at the start (n_el, 6).
     The search tolerance and margin scale with the median face size of the elements with
     such a face; the dashpot masses come from the glued bodies (solver.cdem.bodies) and are
     capped at the element's stable share under the stage's step and damping
@@ -371,7 +371,6 @@ def _contact(comm, cfg: Config, part: MeshPart, mats: MaterialTable, volumes: np
            else c.stiffness_factor * mats.mu[row][:, None] / h)
     glued = interfaces.glued_neighbours(state, part.n_el)
     active = glued < 0
-    breakable = ~(np.isinf(tensile) & np.isinf(cohesion))
     capable = active.any(axis=1)
     f = part.faces
     for side in (0, 1):
@@ -440,9 +439,9 @@ def build_model(comm, cfg: Config, part: MeshPart, where: str) -> Model:
     active = np.zeros((n_el, 6), dtype=bool)
     contact = None
     if cfg.contact.enabled:
+        breakable = ~(np.isinf(tensile) & np.isinf(cohesion))
         contact, bound, active = _contact(comm, cfg, part, mats, volumes, mass, fixed,
-                                          interfaces, springs.state, tensile, cohesion, bound,
-                                          where)
+                                          interfaces, springs.state, breakable, bound, where)
     ramped = np.nonzero(weakening[owned] > 0.0)[0]
     strength_ramp = (StrengthRamp(faces=ramped, start=np.stack([tensile, cohesion,
                                                                 tan_phi])[:, owned[ramped]],

@@ -90,13 +90,13 @@ class CdemWriter:
         if self.faces is not None:
             self._write_faces(time, n.x, m.springs)
         if self.contacts is not None:
-            c = m.contact
-            points = c.semi_spring_positions(n.x)
+            springs = m.contact.semi_springs
+            points = m.contact.semi_spring_positions(n.x)
             self.contacts.write(
                 time, points, {"vertex": np.arange(len(points), dtype=np.int64)[:, None]},
-                point_data={"normal_force": c.ss.f_n, "tangential_force": c.ss.f_t,
-                            "state": c.ss.status.astype(np.int64),
-                            "target_face": c.ss.target})
+                point_data={"normal_force": springs.f_n, "tangential_force": springs.f_t,
+                            "state": springs.status.astype(np.int64),
+                            "target_face": springs.target})
 
     def _write_faces(self, time: float, x: np.ndarray, s: InterfaceSprings) -> None:
         f_n = s.k_n[:, None] * np.where(s.state == INTACT, s.u_n, np.minimum(s.u_n, 0.0))

@@ -30,6 +30,7 @@ would have dissipated it.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 
@@ -175,9 +176,7 @@ def advance(model, du: np.ndarray, tally: np.ndarray) -> None:
     n.x += du
     element_step(n.x, n.du, e.stress, n.f_int, e.lam, e.mu, e.model)
     ifc.du_halo.forward(n.du)
-    interface_step(n.x, n.du, s.f_slot, s.node_i, s.node_j, s.slot_i, s.slot_j, s.k_n, s.k_s,
-                   s.area, s.tensile, s.cohesion, s.tan_phi, s.u_n, s.f_s, s.state, False,
-                   tally)
+    interface_step(n.x, n.du, s.packed, False, tally)
     ifc.slot_halo.reverse_set(s.f_slot.reshape(-1, 3))
     if model.contact is not None:
         model.contact.refresh_ghosts(n.du)
@@ -188,7 +187,7 @@ def overloaded_springs(comm, model) -> int:
     spring kernel on a copy of their state with a zero step (global count)."""
     n, s = model.nodes, model.springs
     zero = np.zeros_like(n.du)
-    broken = interface_step(n.x, zero, s.f_slot.copy(), s.node_i, s.node_j, s.slot_i,
-                            s.slot_j, s.k_n, s.k_s, s.area, s.tensile, s.cohesion, s.tan_phi,
-                            s.u_n.copy(), s.f_s.copy(), s.state.copy(), True, np.zeros(2))
+    trial = dataclasses.replace(s, f_slot=s.f_slot.copy(), u_n=s.u_n.copy(), f_s=s.f_s.copy(),
+                                state=s.state.copy())
+    broken = interface_step(n.x, zero, trial.packed, True, np.zeros(2))
     return comm.allreduce(int(broken), op=MPI.SUM)

@@ -3,13 +3,20 @@
 Every block element owns its 8 nodes (Feng et al. 2014, section 2): node row 8 e + a is node
 a of local element e. Interface springs reach the B-side nodes of faces whose B element is
 on another rank through ghost rows appended after the own rows of ``du`` and ``f_slot``.
+
+The kernels take a part's arrays as one namedtuple (NodeArrays, SpringArrays: the part's
+fields under the same names), packed (solver.cdem.packed): the part's ``packed``. A part's
+arrays are written in place, never replaced, so it is packed once, when made.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections import namedtuple
+from dataclasses import dataclass, field, fields
 
 import numpy as np
+
+from solver.cdem.packed import Packed, pack
 
 
 def _nbytes(part) -> int:
@@ -23,7 +30,8 @@ class Nodes:
     du (n + ghosts, 3) step increments; f_int (n, 3) element forces; f_contact (n, 3) contact
     forces of the last step; mass (n,) lumped masses; fixed (n, 3) held dofs and
     held_velocity (n, 3) their prescribed velocities. The interface spring forces are in the
-    springs' slots (InterfaceSprings.f_slot)."""
+    springs' slots (InterfaceSprings.f_slot). packed: these arrays as a NodeArrays, packed
+    for the kernels."""
 
     x0: np.ndarray
     x: np.ndarray
@@ -34,6 +42,10 @@ class Nodes:
     mass: np.ndarray
     fixed: np.ndarray
     held_velocity: np.ndarray
+    packed: Packed = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.packed = pack(NodeArrays(*(getattr(self, name) for name in NodeArrays._fields)))
 
     @property
     def n_own(self) -> int:
@@ -70,7 +82,8 @@ class InterfaceSprings:
     slot_j (m, 4) the springs' slots at those nodes (0..2, int8); k_n, k_s (m,)
     spring constants [N/m]; area (m,) spring area [m2]; tensile, cohesion, tan_phi (m,)
     strength; u_n (m, 4) normal opening, f_s (m, 4, 3) shear force, state (m, 4) INTACT /
-    BROKEN_*; f_slot (n + ghosts, 3, 3) the spring force in each node's three face slots."""
+    BROKEN_*; f_slot (n + ghosts, 3, 3) the spring force in each node's three face slots.
+    packed: these arrays as a SpringArrays, packed for the kernels."""
 
     face_gid: np.ndarray
     node_i: np.ndarray
@@ -87,11 +100,25 @@ class InterfaceSprings:
     f_s: np.ndarray
     state: np.ndarray
     f_slot: np.ndarray
+    packed: Packed = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.packed = pack(SpringArrays(*(getattr(self, name) for name in SpringArrays._fields)))
 
     def __len__(self) -> int:
         return len(self.face_gid)
 
     nbytes = _nbytes
+
+
+def _array_fields(part: type) -> list[str]:
+    return [f.name for f in fields(part) if f.init]
+
+
+#: The arrays of Nodes and of InterfaceSprings (what each holds, and its unit: the part's
+#: docstring) as the kernels take them.
+NodeArrays = namedtuple("NodeArrays", _array_fields(Nodes))
+SpringArrays = namedtuple("SpringArrays", _array_fields(InterfaceSprings))
 
 
 @dataclass

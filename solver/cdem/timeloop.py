@@ -59,6 +59,7 @@ from numba import njit
 
 from solver import interrupt
 from solver.cdem.config import Stage
+from solver.cdem.contact.law import energy_tally
 from solver.cdem.hex8 import element_step, strain_energy
 from solver.cdem.interface import interface_energy, interface_step, sum_slots
 from solver.cdem.model import Model
@@ -71,18 +72,23 @@ DAMPING = {"none": 0, "local": 1, "viscous": 2}
 
 
 @njit(cache=True)
-def node_step(n_own, f_int, f_slot, f_contact, mass, g, v, x, du, fixed, held_velocity, dt,
-              dt_v, mode, alpha, c_visc, sums):
-    """Advance own nodes one step of dt, with the velocity step dt_v (dt, or the mean of
-    the last step and dt where the step changes); ``sums`` += [|F_unbalanced|, |F| scale,
-    damping work, gravity work, held-dof work, kinetic energy] over the free (or held)
-    dofs. The spring force of a node is the sum of its three interface slots in slot order
-    plus its contact force, ((s_0 + s_1) + s_2) + f_contact
-    (solver.cdem.interface.sum_slots). The local damping force takes the velocity's sign
-    from (v > 0) - (v < 0), not from a branch: where the signs vary from node to node (a
-    block that barely moves), a branch on them is mispredicted about half the time."""
+def node_step(nodes, f_slot, g, dt, dt_v, mode, alpha, c_visc, sums):
+    """Advance the own nodes (``nodes``, solver.cdem.state.NodeArrays, packed: velocities v,
+    coordinates x and increments du updated) one step of dt under gravity g (3,), with the
+    velocity step dt_v (dt, or the mean of the last step and dt where the step changes) and
+    the stage's damping (``mode`` its DAMPING id, Cundall's ``alpha``, the mass-proportional
+    ``c_visc`` [1/s]); ``sums`` += [|F_unbalanced|, |F| scale, damping work, gravity
+    work, held-dof work, kinetic energy] over the free (or held) dofs. The spring force of
+    a node is the sum of its three interface slots f_slot in slot order plus its contact
+    force, ((s_0 + s_1) + s_2) + f_contact (solver.cdem.interface.sum_slots). The local
+    damping force takes the velocity's sign from (v > 0) - (v < 0), not from a branch:
+    where the signs vary from node to node (a block that barely moves), a branch on them is
+    mispredicted about half the time."""
+    nodes = nodes.value
+    x, v, du, f_int, f_contact = nodes.x, nodes.v, nodes.du, nodes.f_int, nodes.f_contact
+    mass, fixed, held_velocity = nodes.mass, nodes.fixed, nodes.held_velocity
     s0, s1, s2, s3, s4, s5 = sums[0], sums[1], sums[2], sums[3], sums[4], sums[5]
-    for i in range(n_own):
+    for i in range(x.shape[0]):
         m = mass[i]
         for c in range(3):
             fg = m * g[c]
@@ -224,7 +230,8 @@ class ModelView:
 
     def contact_normal_force(self) -> float:
         """Sum of this rank's semi-spring normal forces [N] (0 without contact)."""
-        return float(self._contact.ss.f_n.sum()) if self._contact is not None else 0.0
+        return (float(self._contact.semi_springs.f_n.sum()) if self._contact is not None
+                else 0.0)
 
 
 @dataclass(frozen=True)
@@ -338,9 +345,8 @@ class TimeLoop:
         exchanged = self._exchange_seconds()
         start = t0 = time.perf_counter()
         self.sums[:] = 0.0
-        node_step(n.n_own, n.f_int, s.f_slot, n.f_contact, n.mass, g, n.v, n.x, n.du,
-                  n.fixed, n.held_velocity, self.dt, self.velocity_step,
-                  DAMPING[stage.damping], stage.local_damping, stage.viscous_damping, self.sums)
+        node_step(n.packed, s.f_slot, g, self.dt, self.velocity_step, DAMPING[stage.damping],
+                  stage.local_damping, stage.viscous_damping, self.sums)
         self.velocity_step = self.dt
         self.compute_seconds += time.perf_counter() - t0
         ifc.du_halo.forward(n.du)
@@ -360,9 +366,7 @@ class TimeLoop:
             self.weakening_clock += self.dt
         if m.strength_ramp is not None and self.weakening_clock > 0.0:
             m.strength_ramp.apply(self.weakening_clock, s)
-        broken = interface_step(n.x, n.du, s.f_slot, s.node_i, s.node_j, s.slot_i, s.slot_j,
-                                s.k_n, s.k_s, s.area, s.tensile, s.cohesion, s.tan_phi, s.u_n,
-                                s.f_s, s.state, stage.breakable, self.tally,
+        broken = interface_step(n.x, n.du, s.packed, stage.breakable, self.tally,
                                 m.contact is not None)
         t4 = time.perf_counter()
         self.compute_seconds += t4 - t3
@@ -454,10 +458,12 @@ class TimeLoop:
         """Element and spring strain energy and spring dissipation (global; collective)."""
         m = self.m
         n, e, s = m.nodes, m.elements, m.springs
-        contact = m.contact.tally if m.contact is not None else np.zeros(3)
+        contact = m.contact.energy if m.contact is not None else energy_tally()
         local = np.array([strain_energy(n.x, e.stress, e.lam, e.mu, DNDXI),
-                          interface_energy(s.k_n, s.k_s, s.u_n, s.f_s, s.state) + contact[2],
-                          self.tally[0] + self.tally[1] + contact[0] + contact[1]])
+                          interface_energy(s.k_n, s.k_s, s.u_n, s.f_s, s.state)
+                          + contact["stored"],
+                          self.tally[0] + self.tally[1] + contact["friction"]
+                          + contact["dashpot"]])
         total = np.empty(3)
         self.comm.Allreduce(local, total, op=MPI.SUM)
         self.energies.strain, self.energies.spring, self.energies.spring_dissipated = total
@@ -526,7 +532,7 @@ class TimeLoop:
         n.x0[:] = n.x
         self.tally[:] = 0.0
         if self.m.contact is not None:
-            self.m.contact.tally[:2] = 0.0
+            self.m.contact.energy["friction"] = self.m.contact.energy["dashpot"] = 0.0
         self.update_stored_energy()
         self.energies = Energies(strain=self.energies.strain, spring=self.energies.spring,
                                  reference=self.energies.strain + self.energies.spring)

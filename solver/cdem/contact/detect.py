@@ -43,6 +43,7 @@ boundary, not with the whole surface.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -53,11 +54,15 @@ from solver.mesh.topology import FACES
 
 
 @njit(cache=True)
-def face_spheres(x, gx, base, n_own, active, centre, radius):
+def face_spheres(mesh, centre, radius):
     """Centre (mean of the 4 vertices) and radius (largest vertex distance) of every active
-    face 6 c + f of the contact elements; inactive faces get radius -1."""
+    face 6 c + f of the contact elements of ``mesh`` (a ContactMesh, packed:
+    solver.cdem.packed), in ``centre`` (6 n_c, 3) and ``radius`` (6 n_c,); inactive faces get
+    radius -1."""
+    mesh = mesh.value
+    x, ghost_x, base, n_own, active = mesh.x, mesh.ghost_x, mesh.base, mesh.n_own, mesh.active
     for c in range(active.shape[0]):
-        xs = x if c < n_own else gx
+        xs = x if c < n_own else ghost_x
         b = base[c]
         for f in range(6):
             q = 6 * c + f
@@ -214,13 +219,13 @@ def faces_near_boxes(centre, radius, n_faces, boxes, first, margin):
     if first[n_sets] == 0:
         return out
     radius = _within_reach(centre, radius, margin, boxes)
-    origin, edge, smallest, mask, start, members = _level_grid(centre, radius, margin)
-    if len(members) == 0:
+    grid = _level_grid(centre, radius, margin)
+    if len(grid.members) == 0:
         return out
     box_edge, on_box_grid = _box_grid_cells(boxes, margin)
-    _near_on_face_grid(centre, radius, boxes, first, margin, origin, edge, smallest, mask,
-                       start, members, on_box_grid, out)
-    _near_on_box_grid(centre, radius, boxes, first, margin, smallest, box_edge, on_box_grid, out)
+    _near_on_face_grid(centre, radius, boxes, first, margin, grid, on_box_grid, out)
+    _near_on_box_grid(centre, radius, boxes, first, margin, grid.smallest, box_edge,
+                      on_box_grid, out)
     return out
 
 
@@ -271,10 +276,11 @@ def _box_grid_cells(boxes, margin):
 
 
 @njit(cache=True)
-def _near_on_face_grid(centre, radius, boxes, first, margin, origin, edge, smallest, mask,
-                       start, members, on_box_grid, out):
-    """The first grid of :func:`faces_near_boxes`: every box against the faces of levels
-    above 0, the boxes not ``on_box_grid`` against those of level 0 too."""
+def _near_on_face_grid(centre, radius, boxes, first, margin, grid, on_box_grid, out):
+    """The first grid of :func:`faces_near_boxes` (``grid`` the FaceGrid of the faces):
+    every box against the faces of levels above 0, the boxes not ``on_box_grid`` against
+    those of level 0 too."""
+    origin, edge, smallest, mask, start, members = grid
     lo0, lo1, lo2 = origin[0], origin[1], origin[2]
     on_level = np.zeros(65, dtype=np.int64)
     for i in range(len(members)):
@@ -448,13 +454,24 @@ def _level_hash(level, i, j, k, mask):
     return (_cell_hash(i, j, k, mask) ^ (level * 2654435761)) & mask
 
 
+class FaceGrid(NamedTuple):
+    """Faces hashed on the multi-level grid of ``find_candidates`` (:func:`_level_grid`):
+    origin (3,) the lowest face centre coordinates [m], edge (64,) the cell edge h_L of
+    each level [m] (0: empty), smallest the smallest reach r_0 [m], mask the hash mask,
+    start (size + 1,) and members (n_active,) the faces of each hash bucket b in
+    members[start[b]:start[b + 1]], in face order."""
+
+    origin: np.ndarray
+    edge: np.ndarray
+    smallest: float
+    mask: int
+    start: np.ndarray
+    members: np.ndarray
+
+
 @njit(cache=True)
 def _level_grid(centre, radius, margin):
-    """The active faces (radius >= 0) hashed on the multi-level grid of ``find_candidates``:
-    (origin (3,) the lowest face centre coordinates, edge (64,) the cell edge h_L of each
-    level (0: empty), the smallest reach r_0, the hash mask, start (size + 1,) and members
-    (n_active,) the faces of each hash bucket b in members[start[b]:start[b + 1]], in face
-    order)."""
+    """The FaceGrid of the active faces (radius >= 0)."""
     n_faces = radius.shape[0]
     smallest = np.inf
     origin = np.full(3, np.inf)
@@ -493,7 +510,7 @@ def _level_grid(centre, radius, margin):
         if radius[q] >= 0.0:
             members[fill[bucket[q]]] = q
             fill[bucket[q]] += 1
-    return origin, edge, smallest, mask, start, members
+    return FaceGrid(origin, edge, smallest, mask, start, members)
 
 
 @njit(cache=True)
@@ -513,7 +530,7 @@ def find_candidates(points, point_elem, glued, centre, radius, frames, gid, marg
     level. A point looks at those 27 cells on every occupied level. Cells sized by the
     largest face instead would put thousands of small faces next to each point where coarse
     and fine parts of a mesh meet (the valley floor and the sliding mass of Jiweishan)."""
-    origin, edge, smallest, mask, start, members = _level_grid(centre, radius, margin)
+    origin, edge, _, mask, start, members = _level_grid(centre, radius, margin)
     if len(members) == 0:
         candidates[:] = -1
         return 0

@@ -20,6 +20,7 @@ does not matter.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from mpi4py import MPI
@@ -37,38 +38,59 @@ UNSORTED = np.iinfo(np.int64).max
 
 
 @njit(cache=True)
-def count_loaded(ss_force, se_force):
+def count_loaded(semi_spring_force, semi_edge_force):
     """Contacts of both kinds carrying a force."""
     loaded = 0
-    for s in range(ss_force.shape[0]):
-        if ss_force[s, 0] != 0.0 or ss_force[s, 1] != 0.0 or ss_force[s, 2] != 0.0:
+    for s in range(semi_spring_force.shape[0]):
+        if (semi_spring_force[s, 0] != 0.0 or semi_spring_force[s, 1] != 0.0
+                or semi_spring_force[s, 2] != 0.0):
             loaded += 1
-        if se_force[s, 0] != 0.0 or se_force[s, 1] != 0.0 or se_force[s, 2] != 0.0:
+        if (semi_edge_force[s, 0] != 0.0 or semi_edge_force[s, 1] != 0.0
+                or semi_edge_force[s, 2] != 0.0):
             loaded += 1
     return loaded
 
 
+class NodeShares(NamedTuple):
+    """Node shares, as :func:`node_shares` writes them: node (m,) the node each share goes
+    to (a row of the model's node arrays; for a ghost node, 8 c + a of contact element c),
+    key (m,) the place of its contact in the global order (2 key + kind), value (m, 3) the
+    share of the contact's force [N]."""
+
+    node: np.ndarray
+    key: np.ndarray
+    value: np.ndarray
+
+
 @njit(cache=True)
-def node_shares(key, face, elem, base, n_own, ss_force, ss_own_w, ss_node, ss_w, se_force,
-                se_own_w, se_node, se_w, rows, keys, values, ghost_nodes, ghost_keys,
-                ghost_values):
-    """Node shares of every loaded semi-spring and semi-edge (the two record sets share
-    their keys and their order), in record order, written into (rows, keys, values) for nodes in the
-    model's arrays and (ghost_nodes 8 c + a, ghost_keys, ghost_values) for ghost nodes;
-    the buffers hold 8 (local) and 4 (ghost) shares per loaded contact. Returns the
-    numbers of local and ghost shares."""
+def node_shares(mesh, semi_springs, semi_edges, local, ghost):
+    """Node shares of every loaded semi-spring and semi-edge (RecordArrays; the two record sets
+    share their keys and their order) on the contact elements of ``mesh`` (a ContactMesh; the
+    three packed, solver.cdem.packed), in record order, written into ``local`` (NodeShares) for
+    nodes in the model's arrays and ``ghost`` (NodeShares, node 8 c + a) for ghost nodes; the
+    buffers hold 8 (local) and 4 (ghost) shares per loaded contact. Returns the numbers of local
+    and ghost shares."""
+    mesh, springs, edges = mesh.value, semi_springs.value, semi_edges.value
+    base, n_own = mesh.base, mesh.n_own
+    key, face, elem = springs.key, springs.face, springs.elem
+    spring_force, spring_own_w = springs.force, springs.own_w
+    spring_node, spring_w = springs.target_node, springs.target_w
+    edge_force, edge_own_w, edge_node, edge_w = (edges.force, edges.own_w, edges.target_node,
+                                                 edges.target_w)
+    rows, keys, values = local.node, local.key, local.value
+    ghost_nodes, ghost_keys, ghost_values = ghost.node, ghost.key, ghost.value
     n_local = 0
     n_ghost = 0
     for s in range(key.shape[0]):
         b = base[elem[s]]
         for kind in range(2):
-            force = ss_force if kind == 0 else se_force
+            force = spring_force if kind == 0 else edge_force
             f0, f1, f2 = force[s, 0], force[s, 1], force[s, 2]
             if f0 == 0.0 and f1 == 0.0 and f2 == 0.0:
                 continue
-            own_w = ss_own_w if kind == 0 else se_own_w
-            target_node = ss_node if kind == 0 else se_node
-            target_w = ss_w if kind == 0 else se_w
+            own_w = spring_own_w if kind == 0 else edge_own_w
+            target_node = spring_node if kind == 0 else edge_node
+            target_w = spring_w if kind == 0 else edge_w
             k_s = 2 * key[s] + kind
             for k in range(4):
                 w = own_w[s, k]
@@ -166,7 +188,10 @@ def ordered_sums(rows, keys, values, head, first, last_key, nxt, touched, chain,
 
 class ShareBuffers:
     """Persistent buffers of the node shares and their ordered sums, grown on demand (a
-    fresh allocation each step costs more in page faults than the kernels take)."""
+    fresh allocation each step costs more in page faults than the kernels take): local
+    and ghost (NodeShares) the shares node_shares writes, the shares received from other
+    ranks after the local ones; head, first, last_key, nxt, touched, chain, out the
+    scratch of :func:`ordered_sums`."""
 
     def __init__(self, n_rows: int):
         self.head = np.full(n_rows, -1, dtype=np.int64)
@@ -180,19 +205,16 @@ class ShareBuffers:
             return
         self.capacity = int(1.5 * loaded)
         n = 4 * self.capacity
-        self.ghost_nodes = np.empty(n, dtype=np.int64)
-        self.ghost_keys = np.empty(n, dtype=np.int64)
-        self.ghost_values = np.empty((n, 3))
+        self.ghost = _empty_shares(n)
         self.grow(4 * n)
 
     def grow(self, m: int, keep: int = 0) -> None:
         """Room for m shares in all (local and received), keeping the first ``keep``."""
-        for name, shape, dtype in (("rows", (m,), np.int64), ("keys", (m,), np.int64),
-                                   ("values", (m, 3), np.float64)):
-            new = np.empty(shape, dtype=dtype)
-            if keep:
-                new[:keep] = getattr(self, name)[:keep]
-            setattr(self, name, new)
+        local = _empty_shares(m)
+        if keep:
+            for new, old in zip(local, self.local):
+                new[:keep] = old[:keep]
+        self.local = local
         self.first = np.empty(m, dtype=np.int64)
         self.last_key = np.empty(m, dtype=np.int64)
         self.nxt = np.empty(m, dtype=np.int64)
@@ -201,11 +223,16 @@ class ShareBuffers:
         self.out = np.empty((m, 3))
 
 
+def _empty_shares(m: int) -> NodeShares:
+    return NodeShares(np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64),
+                      np.empty((m, 3)))
+
+
 FACE_FACE, EDGE_FACE, VERTEX_FACE, EDGE_EDGE = 1, 2, 4, 8
 
 
 @njit(cache=True)
-def contact_types(ss_target, ss_f_n, se_target, se_f_n):
+def contact_types(semi_spring_target, semi_spring_f_n, semi_edge_target, semi_edge_f_n):
     """Traditional contact types of the compressed contacts (bit mask of FACE_FACE, ...),
     per pair (own face, target element) with n semi-springs and m semi-edges in
     compression: face-face for n + m >= 3 (a face held at three or more points, also over
@@ -214,13 +241,13 @@ def contact_types(ss_target, ss_f_n, se_target, se_f_n):
     seen = 0
     targets = np.empty(8, dtype=np.int64)
     counts = np.zeros((8, 2), dtype=np.int64)
-    for first in range(0, ss_target.shape[0], 4):
+    for first in range(0, semi_spring_target.shape[0], 4):
         n_t = 0
         for kind in range(2):
             for s in range(first, first + 4):
-                if (ss_f_n[s] if kind == 0 else se_f_n[s]) <= 0.0:
+                if (semi_spring_f_n[s] if kind == 0 else semi_edge_f_n[s]) <= 0.0:
                     continue
-                t = ss_target[s] // 6 if kind == 0 else se_target[s] // 24
+                t = semi_spring_target[s] // 6 if kind == 0 else semi_edge_target[s] // 24
                 at = n_t
                 for i in range(n_t):
                     if targets[i] == t:

@@ -1,9 +1,7 @@
 """Face frames and the point tests the contact geometry shares (Feng et al. 2014, section 4).
 
-Contact elements are a rank's own active elements (0 .. n_own - 1, nodes in the model's
-arrays ``x``, ``du`` at rows base[c] + a) followed by the ghost elements received from
-neighbours (nodes in ``gx``, ``gdu`` at rows base[c] + a). A contact node is 8 c + a, a face
-6 c + f (f the hexahedron's face, solver.mesh.topology.FACES).
+The contact elements, their nodes and their frames are one structure,
+solver.cdem.contact.mesh.ContactMesh (a contact node is 8 c + a, a face 6 c + f).
 
 A face's frame (:func:`face_frames`) is its centre, the unit normal of its two diagonals,
 its warp h and its squared radius. The four vertices lie at heights +h, -h, +h, -h above
@@ -29,15 +27,19 @@ FRAME_WIDTH = 8
 
 
 @njit(cache=True)
-def face_frames(x, gx, base, n_own, frames, centroid):
+def face_frames(mesh):
     """Centre (vertex mean), unit normal (hex8.quad_normal), warp h and squared radius (the
     largest squared distance centre - vertex) of every face 6 c + f of the contact elements
-    in ``frames`` (n_c * 6, FRAME_WIDTH), and each element's vertex mean in ``centroid``
-    (n_c, 3). The normal is that of the two diagonals, so the four vertices lie at heights
-    +h, -h, +h, -h above the plane (centre, normal) and the bilinear face at h xi eta:
-    within h of the plane (module docstring)."""
+    of ``mesh`` (a ContactMesh, packed: solver.cdem.packed) in its ``frames`` (n_c * 6,
+    FRAME_WIDTH), and each
+    element's vertex mean in its ``centroid`` (n_c, 3). The normal is that of the two
+    diagonals, so the four vertices lie at heights +h, -h, +h, -h above the plane (centre,
+    normal) and the bilinear face at h xi eta: within h of the plane (module docstring)."""
+    mesh = mesh.value
+    x, ghost_x, base, n_own = mesh.x, mesh.ghost_x, mesh.base, mesh.n_own
+    frames, centroid = mesh.frames, mesh.centroid
     for c in range(base.shape[0]):
-        xs = x if c < n_own else gx
+        xs = x if c < n_own else ghost_x
         b = base[c]
         e0 = e1 = e2 = 0.0
         for a in range(8):

@@ -57,14 +57,41 @@ of the gravity work in the coarse Jiweishan runout without dashpot, 0.8 % with i
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from solver.contact_laws.laws import (OPEN, SLIP, STICK, cundall_strack_xyz,
                                       friction_coefficient, normal_law_force, rotate_to_tangent)
-from solver.contact_laws.register import DEFAULT_LAWS
 from solver.mesh.topology import FACES
+
+#: The contact's energy tally [J], one record (numba reads and writes its fields by name):
+#: friction and dashpot the energy dissipated by the tangential springs and the normal
+#: dashpots since the stage's reference (module docstring), stored the elastic energy the
+#: springs held at the last step's forces.
+CONTACT_ENERGY = np.dtype([("friction", np.float64), ("dashpot", np.float64),
+                           ("stored", np.float64)])
+
+
+def energy_tally() -> np.void:
+    """A zeroed CONTACT_ENERGY record: a view into its own one-row array, so that the
+    kernels that take it add to it in place."""
+    return np.zeros(1, CONTACT_ENERGY)[0]
+
+
+class DashpotBodies(NamedTuple):
+    """The bodies (glued blocks, solver.cdem.bodies) a contact's dashpot moves, as
+    :func:`contact_law` reads them (packed, solver.cdem.packed): of (n_c,) the body of each
+    contact element, an index into mass (n_b,) [kg] (inf: held) and stiffness (n_b,) [N/m],
+    the body's loaded stiffness (:func:`loaded_stiffness`, summed over the ranks);
+    stable_mass (n_c,) [kg] the cap of a dashpot mass on each contact element
+    (:func:`stable_dashpot_mass`)."""
+
+    of: np.ndarray
+    mass: np.ndarray
+    stiffness: np.ndarray
+    stable_mass: np.ndarray
 
 
 @njit(cache=True, inline="always")
@@ -97,14 +124,19 @@ def stable_dashpot_mass(node_mass, omega, zeta, dt, damping=(0.0, 0.0)):
 
 
 @njit(cache=True)
-def book_carried_dashpot(du, gdu, base, n_own, elem, face, own_w, target_node, target_w, normal,
-                         dashpot, dt, known, tally):
-    """tally[1] += the second half of the dashpot work of last step's forces (module
-    docstring): each loaded record's dashpot force dashpot[:, 0] times the overlap rate of
-    this step's increments du at last step's nodes and weights (own_w on the carrying face;
-    target_node 8 c + a, target_w, of a contact element c, a ghost's increments in gdu at
-    row 8 (c - n_own) + a), along last step's normal; at the last rate dashpot[:, 1] where
-    last step's geometry is not ``known`` (the first step after a restart)."""
+def book_carried_dashpot(mesh, records, dt, known, energy):
+    """energy.dashpot += the second half of the dashpot work of last step's forces (module
+    docstring; ``energy`` a CONTACT_ENERGY record; ``mesh``, ``records`` a ContactMesh and
+    RecordArrays, packed, solver.cdem.packed): each loaded record's dashpot force
+    records.dashpot[:, 0] times the overlap rate of this step's increments at last step's
+    nodes and weights (own_w on the carrying face; target_node 8 c + a, target_w, of a
+    contact element c of ``mesh``, a ghost's increments in mesh.ghost_du at row
+    8 (c - n_own) + a), along last step's normal; at the last rate records.dashpot[:, 1]
+    where last step's geometry is not ``known`` (the first step after a restart)."""
+    mesh, records = mesh.value, records.value
+    du, ghost_du, base, n_own = mesh.du, mesh.ghost_du, mesh.base, mesh.n_own
+    elem, face, dashpot, normal = records.elem, records.face, records.dashpot, records.normal
+    own_w, target_node, target_w = records.own_w, records.target_node, records.target_w
     for s in range(elem.shape[0]):
         if dashpot[s, 0] == 0.0:
             continue
@@ -130,39 +162,46 @@ def book_carried_dashpot(du, gdu, base, n_own, elem, face, own_w, target_node, t
                     r2 -= w * du[row, 2]
                 else:
                     row = 8 * (c - n_own) + node % 8
-                    r0 -= w * gdu[row, 0]
-                    r1 -= w * gdu[row, 1]
-                    r2 -= w * gdu[row, 2]
+                    r0 -= w * ghost_du[row, 0]
+                    r1 -= w * ghost_du[row, 1]
+                    r2 -= w * ghost_du[row, 2]
             rate = -(r0 * normal[s, 0] + r1 * normal[s, 1] + r2 * normal[s, 2]) / dt
-        tally[1] += dashpot[s, 0] * 0.5 * rate * dt
+        energy.dashpot += dashpot[s, 0] * 0.5 * rate * dt
 
 
 @njit(cache=True)
-def loaded_stiffness(overlap, elem, target_elem, share, k_n, body_of, body_sum):
-    """Add the normal stiffness share K of every record in compression to the sums of the
-    two bodies it joins (body_of: the body of each contact element)."""
+def loaded_stiffness(overlap, elem, target_elem, share, k_n, body, stiffness):
+    """Add the normal stiffness share K [N/m] of every record in compression to the sums
+    ``stiffness`` (n_b,) of the two bodies it joins (``body``: the body of each contact
+    element)."""
     for s in range(overlap.shape[0]):
         if overlap[s] > 0.0:
             k = share[s] * k_n[s]
-            body_sum[body_of[elem[s]]] += k
-            body_sum[body_of[target_elem[s]]] += k
+            stiffness[body[elem[s]]] += k
+            stiffness[body[target_elem[s]]] += k
 
 
 @njit(cache=True)
-def contact_law(overlap, normal, slip, elem, target_elem, share, k_n, k_t, zeta, body_of,
-                body_mass, body_sum, stable_mass, mu, dt, f_t, f_n, status, dashpot, force,
-                tally, laws=DEFAULT_LAWS):
-    """Forces of one set of contact records (semi-springs or semi-edges) from this step's
-    geometry; see the module docstring. share (n,) the part of the contact each record
-    carries; zeta the dashpot's damping ratio; body_of (n_elements,) the body of each
-    contact element, body_mass, body_sum (n_bodies,) its mass [kg] (inf: held) and loaded
-    stiffness [N/m] (loaded_stiffness); stable_mass (n_elements,) the cap of a dashpot mass
-    [kg]; mu the friction coefficient (velocity_weakening: the static mu_s); f_t (the whole
-    spring's tangential force), f_n (the normal force carried), status, dashpot (dashpot
-    force and overlap rate, for book_carried_dashpot), force updated per record; tally (3,)
-    += friction and the first half of the dashpot's dissipation [J]; laws the chosen laws
-    (solver.contact_laws.register.LawChoice; left out: linear_dashpot and coulomb).
-    Returns (records in compression, stored elastic energy [J])."""
+def contact_law(records, bodies, params, dt, energy):
+    """Forces of one set of contact records (semi-springs or semi-edges,
+    solver.cdem.contact.records.RecordArrays, packed: solver.cdem.packed) from this step's
+    geometry; see the module docstring. records.share the part of the contact each record
+    carries; ``bodies`` the DashpotBodies of the contact elements; ``params`` (ContactParams;
+    the three packed) the dashpot's damping ratio zeta (damping_ratio), the friction coefficient
+    mu (velocity_weakening: the static mu_s) and the chosen laws (laws,
+    solver.contact_laws.register.LawChoice); dt the step [s]. Updated per record: f_t (the whole
+    spring's tangential force), f_n (the normal force carried), status, dashpot (dashpot force
+    and overlap rate, for book_carried_dashpot), force; ``energy`` (a CONTACT_ENERGY record) +=
+    friction and the first half of the dashpot's dissipation [J]. Returns (records in
+    compression, stored elastic energy [J])."""
+    records, bodies, params = records.value, bodies.value, params.value
+    zeta, mu, laws = params.damping_ratio, params.mu, params.laws
+    elem, k_n, k_t, f_t = records.elem, records.k_n, records.k_t, records.f_t
+    dashpot, f_n, status, overlap = records.dashpot, records.f_n, records.status, records.overlap
+    normal, slip, target_elem = records.normal, records.slip, records.target_elem
+    share, force = records.share, records.force
+    body_of, body_mass, body_stiffness = bodies.of, bodies.mass, bodies.stiffness
+    stable_mass = bodies.stable_mass
     n_active = 0
     stored = 0.0
     for s in range(overlap.shape[0]):
@@ -186,7 +225,8 @@ def contact_law(overlap, normal, slip, elem, target_elem, share, k_n, k_t, zeta,
         w = share[s]
         a = body_of[elem[s]]
         b = body_of[target_elem[s]]
-        m = w * k_n[s] * _effective_mass(body_mass[a] / body_sum[a], body_mass[b] / body_sum[b])
+        m = w * k_n[s] * _effective_mass(body_mass[a] / body_stiffness[a],
+                                         body_mass[b] / body_stiffness[b])
         m = min(m, stable_mass[elem[s]], stable_mass[target_elem[s]])
         c_n = 2.0 * zeta * math.sqrt(k_n[s] * m / w)
         rate = -(d0 * n0 + d1 * n1 + d2 * n2) / dt
@@ -204,9 +244,9 @@ def contact_law(overlap, normal, slip, elem, target_elem, share, k_n, k_t, zeta,
         f_t[s, 2] = s2
         f_n[s] = w * fn
         status[s] = SLIP if sliding else STICK
-        tally[0] += w * (work + released)
+        energy.friction += w * (work + released)
         dashpot[s, 0] = w * (fn - k_n[s] * delta)
-        tally[1] += dashpot[s, 0] * 0.5 * rate * dt
+        energy.dashpot += dashpot[s, 0] * 0.5 * rate * dt
         dashpot[s, 1] = rate
         force[s, 0] = w * (fn * n0 + s0)
         force[s, 1] = w * (fn * n1 + s1)

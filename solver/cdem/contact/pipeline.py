@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from mpi4py import MPI
@@ -60,13 +61,15 @@ from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST
                                           contact_types, count_loaded, ghost_rows, node_shares,
                                           ordered_sums, semi_spring_points, unpack_ghosts)
 from solver.cdem.contact.frames import FRAME_WIDTH, face_frames
+from solver.cdem.contact.law import (DashpotBodies, book_carried_dashpot, contact_law,
+                                     energy_tally, loaded_stiffness, stable_dashpot_mass)
+from solver.cdem.contact.mesh import ContactMesh
 from solver.cdem.contact.semi_edge import semi_edge_geometry
 from solver.cdem.contact.semi_spring import semi_spring_geometry
-from solver.cdem.contact.law import (book_carried_dashpot, contact_law, loaded_stiffness,
-                                     stable_dashpot_mass)
 from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
                                          GrowingRows, open_rows, renumber_target_nodes)
 from solver.cdem.halo import Halo, Neighbours, Traffic
+from solver.cdem.packed import pack
 from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 from solver.contact_laws.register import LawChoice, kernel_laws
 
@@ -78,17 +81,21 @@ from solver.contact_laws.register import LawChoice, kernel_laws
 #: by at most 2 sqrt(3) margin, to under 4.5 margins.
 KEPT_REACH = 5.0
 
+#: The fields of the energy record (solver.cdem.contact.law.CONTACT_ENERGY) that sum the
+#: energy dissipated since the stage's reference, checkpointed as the "tally".
+DISSIPATED = ("friction", "dashpot")
+
 TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, "vertex-face"),
               (EDGE_EDGE, "edge-edge"))
 
 
-@dataclass
-class ContactParams:
+class ContactParams(NamedTuple):
     """alpha the indentation (Feng et al. 2014 Eq. 3); tol, margin the search tolerance and
     margin [m]; mu the friction coefficient (velocity_weakening: the static one);
     damping_ratio zeta of the normal dashpot; renew_every the steps between renewals; size
     the median face size [m] they scale; laws the chosen contact laws (by id, with their
-    further parameters: solver.contact_laws.register)."""
+    further parameters: solver.contact_laws.register). A namedtuple: the kernels take it
+    as it is."""
 
     alpha: float
     tol: float
@@ -144,9 +151,9 @@ class Contact:
     def __init__(self, comm, params: ContactParams, own: ContactElements,
                  glued: np.ndarray):
         self.comm = comm
-        self.p = params
+        self.params, self.packed_params = params, pack(params)
         self.own = own
-        self.tally = np.zeros(3)
+        self.energy = energy_tally()
         self.renewals = 0
         self.checks = 0
         self.steps = 0
@@ -157,16 +164,15 @@ class Contact:
         self.renewal_traffic = Traffic()
         self.neighbours = Neighbours(comm, [], self.traffic)
         self.ghost_halo = None
-        self.n_own = 0
-        self.gdu = np.zeros((0, 3))
-        self.carry_halo, self.carry_gdu = None, np.zeros((0, 3))
+        self.carry_halo, self.carried_ghost_du = None, np.zeros((0, 3))
         self.geometry_known = False
-        self.n_ghosts = 0
         self.ghost_rank = np.zeros(0, dtype=np.int64)
         self.ghost_owner_base = np.zeros(0, dtype=np.int64)
         self.shares = ShareBuffers(8 * len(own.gid))
-        self.ss = None
-        self.se = None
+        self.semi_springs = None
+        self.semi_edges = None
+        self.mesh, self.packed_mesh = None, None
+        self._set_mesh(ContactMesh.empty())
         self.scratch = {"candidates": GrowingRows((N_CANDIDATES,), np.int64),
                         "frames": GrowingRows((FRAME_WIDTH,)), "centroid": GrowingRows((3,)),
                         "centre": GrowingRows((3,)), "radius": GrowingRows()}
@@ -187,15 +193,16 @@ class Contact:
         potential targets (mapped to the new contact elements by the partial renewal at
         the next step), their elements their positions at the last renewal. Called after a
         step's contact forces, so no earlier glue change is still pending."""
-        was_active = (self.glued < 0 if self.ss is not None
+        was_active = (self.glued < 0 if self.semi_springs is not None
                       else np.zeros(glued.shape, dtype=bool))
         active = glued < 0
         if np.any(was_active & ~active):
             raise RuntimeError("a face that was free is glued again")
         elem_new, face_new = np.nonzero(active & ~was_active)
-        if self.ss is None:
+        if self.semi_springs is None:
             self.own_active = np.zeros(0, dtype=np.int64)
-            self.ss, self.se = ContactRecords.empty(SEMI_SPRING), ContactRecords.empty(SEMI_EDGE)
+            self.semi_springs = ContactRecords.empty(SEMI_SPRING)
+            self.semi_edges = ContactRecords.empty(SEMI_EDGE)
         old_active = self.own_active
         joining = np.unique(elem_new[~was_active[elem_new].any(axis=1)])
         at_elem = np.searchsorted(old_active, joining)
@@ -211,14 +218,14 @@ class Contact:
         k_n = on_grid(self.own.k_n.ravel()[face_of] * area, self.k_grid)
         k_t = self.own.k_t.ravel()[face_of] * area
         self._renumber_targets(renumber, len(joining))
-        self.ss.insert(key, elem, k_n, k_t, renumber)
-        self.se.insert(key, elem, 2.0 * k_n, 2.0 * k_t, renumber)
+        self.semi_springs.insert(key, elem, k_n, k_t, renumber)
+        self.semi_edges.insert(key, elem, 2.0 * k_n, 2.0 * k_t, renumber)
         self.glued = glued
         self.bodies = self.own.bodies(glued)
         self.own_rows = self._own_element_rows()
         self.fresh = np.zeros_like(active)
         if self.x_renewal is not None:
-            self.pending = (self.candidates, self.gid)
+            self.pending = (self.candidates, self.mesh.gid)
             if len(joining):
                 x_renewal = np.empty((len(self.own_active), 24))
                 x_renewal[:len(old_active)] = self.x_renewal.reshape(-1, 24)
@@ -227,7 +234,8 @@ class Contact:
                 self.x_renewal = x_renewal.reshape(-1, 3)
             self.fresh[elem_new] = active[elem_new]
         self.candidates = np.zeros((0, N_CANDIDATES), dtype=np.int64)
-        self.carry_halo, self.carry_gdu = self.ghost_halo, np.zeros_like(self.gdu)
+        self.carry_halo = self.ghost_halo
+        self.carried_ghost_du = np.zeros_like(self.mesh.ghost_du)
         self._drop_ghosts()
 
     def _renumber_targets(self, renumber: np.ndarray | None, joining: int) -> None:
@@ -237,8 +245,8 @@ class Contact:
         increments come through the old halo for one step, :meth:`refresh_ghosts`)."""
         if renumber is None:
             return
-        for rec in (self.ss, self.se):
-            renumber_target_nodes(rec.target_node, self.n_own, renumber, joining)
+        for rec in (self.semi_springs, self.semi_edges):
+            renumber_target_nodes(rec.target_node, self.mesh.n_own, renumber, joining)
 
     def _own_element_rows(self) -> np.ndarray:
         """The ghost-row fields (solver.cdem.contact.exchange.ghost_rows) of the own active
@@ -254,49 +262,56 @@ class Contact:
         self._set_elements(unpack_ghosts(np.zeros((0, GHOST_WIDTH))))
 
     def _set_elements(self, ghosts: GhostElements) -> None:
-        """Contact elements: own active ones, then the ghosts; the bodies they belong to.
-        Their face frames and centroids are left unset, in the scratch arrays, until
-        :meth:`_face_frames`, which every renewal and step runs before reading them."""
+        """Contact elements (the mesh): own active ones, then the ghosts, on the node
+        arrays the mesh had; the bodies they belong to. Their face frames and centroids are
+        left unset, in the scratch arrays, until face_frames, which every renewal and step
+        runs before reading them."""
         own = self.own_active
-        self.n_own = len(own)
         mine = self.own_rows
-        self.gid = np.concatenate([self.own.gid[own], ghosts.gid])
-        self.gid_order = np.argsort(self.gid, kind="stable")
-        self.active = np.concatenate([self.glued[own] < 0, ghosts.active])
+        gid = np.concatenate([self.own.gid[own], ghosts.gid])
         self.fresh_faces = np.concatenate([self.fresh[own], ghosts.fresh])
-        self.base = np.concatenate([8 * own, 8 * np.arange(len(ghosts.gid))]).astype(np.int64)
-        self.gx = np.ascontiguousarray(ghosts.x)
-        self.gdu = np.zeros_like(self.gx)
-        self.frames = self.scratch["frames"].rows(6 * len(self.gid))
-        self.centroid = self.scratch["centroid"].rows(len(self.gid))
         label = np.concatenate([mine[:, 1], ghosts.label]).astype(np.int64)
         owner = np.concatenate([mine[:, 2], ghosts.owner]).astype(np.int64)
         self.node_mass = np.concatenate([mine[:, 4], ghosts.node_mass])
         self.omega = np.concatenate([mine[:, 5], ghosts.omega])
-        self.body_labels, first, self.body_of = np.unique(label, return_index=True,
-                                                          return_inverse=True)
+        self.body_labels, first, body = np.unique(label, return_index=True,
+                                                  return_inverse=True)
         self.body_mass = np.concatenate([mine[:, 3], ghosts.body_mass])[first]
-        self.body_sum = np.zeros(len(first))
+        self.body_stiffness = np.zeros(len(first))
         self.body_owner = owner[first]
+        self._set_mesh(ContactMesh.of(
+            base=np.concatenate([8 * own, 8 * np.arange(len(ghosts.gid))]).astype(np.int64),
+            n_own=len(own), gid=gid, active=np.concatenate([self.glued[own] < 0, ghosts.active]),
+            body=body, frames=self.scratch["frames"].rows(6 * len(gid)),
+            centroid=self.scratch["centroid"].rows(len(gid)),
+            ghost_x=np.ascontiguousarray(ghosts.x), x=self.mesh.x, du=self.mesh.du))
         self.stepping = None
+
+    def _set_mesh(self, mesh: ContactMesh) -> None:
+        """Take ``mesh`` as the contact elements, and pack it for the kernels where it is
+        another mesh than the last (solver.cdem.packed)."""
+        if mesh is not self.mesh:
+            self.mesh, self.packed_mesh = mesh, pack(mesh)
 
     # -- per step --------------------------------------------------------------------------
     def refresh_ghosts(self, du: np.ndarray) -> None:
         """Ghost increments from their owners; ghost coordinates advanced by them. After a
         glue change (no ghosts until the partial renewal), the increments of the ghosts
         before it, for the dashpot work of the last step's forces."""
+        mesh = self.mesh
         if self.ghost_halo is not None:
-            self.ghost_halo.forward(du, into=self.gdu)
-            self.gx += self.gdu
+            self.ghost_halo.forward(du, into=mesh.ghost_du)
+            np.add(mesh.ghost_x, mesh.ghost_du, out=mesh.ghost_x)
         elif self.carry_halo is not None:
-            self.carry_halo.forward(du, into=self.carry_gdu)
+            self.carry_halo.forward(du, into=self.carried_ghost_du)
 
     def needs_renewal(self, x: np.ndarray) -> bool:
         """Whether an own node moved more than half the margin since the last renewal
         (elements active since then hold NaN positions and count as not moved)."""
         if self.x_renewal is None:
             return True
-        return moved_beyond(x, self.x_renewal, self.base, self.n_own, 0.5 * self.p.margin)
+        return moved_beyond(x, self.x_renewal, self.mesh.base, self.mesh.n_own,
+                            0.5 * self.params.margin)
 
     def _own_rows(self) -> np.ndarray:
         return (8 * self.own_active[:, None] + np.arange(8)).ravel()
@@ -307,100 +322,93 @@ class Contact:
         exchange that :meth:`forces` starts with (collective only when it renews). ``dt``
         and ``damping`` (the stage's Cundall local alpha and mass-proportional c) set the
         cap of the dashpot masses."""
-        gdu = self.gdu if self.carry_halo is None else self.carry_gdu
-        for rec in (self.ss, self.se):
-            book_carried_dashpot(du, gdu, self.base, self.n_own, rec.elem, rec.face, rec.own_w,
-                                 rec.target_node, rec.target_w, rec.normal, rec.dashpot, dt,
-                                 self.geometry_known, self.tally)
-        self.carry_halo, self.carry_gdu = None, np.zeros((0, 3))
-        if moved_anywhere or self.steps_since_renewal >= self.p.renew_every:
+        self._set_mesh(self.mesh.on_nodes(x, du))
+        mesh = self.packed_mesh
+        if self.carry_halo is not None:
+            mesh = pack(self.mesh._replace(ghost_du=self.carried_ghost_du))
+        for rec in (self.semi_springs, self.semi_edges):
+            book_carried_dashpot(mesh, rec.packed, dt, self.geometry_known, self.energy)
+        self.carry_halo, self.carried_ghost_du = None, np.zeros((0, 3))
+        if moved_anywhere or self.steps_since_renewal >= self.params.renew_every:
             self.renew(x, du)
         elif self.pending is not None:
             self.renew_fresh(x, du)
         else:
-            self._face_frames(x)
+            face_frames(self.packed_mesh)
         self.steps_since_renewal += 1
-        p = self.p
-        ss, se = self.ss, self.se
-        deepest = semi_spring_geometry(
-            x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.active,
-            self.body_of, self.frames, self.candidates, ss.elem, ss.face, ss.vertex, p.alpha,
-            p.tol, ss.target, ss.overlap, ss.normal, ss.slip, ss.own_w, ss.target_node,
-            ss.target_w, ss.target_elem, ss.share, ss.placed, ss.offset, ss.f_t)
-        edge_deepest = semi_edge_geometry(
-            x, du, self.gx, self.gdu, self.base, self.n_own, self.gid, self.gid_order,
-            self.active, self.frames, self.centroid, self.candidates, se.elem, se.face,
-            se.vertex, p.alpha, p.tol, se.target, se.overlap, se.normal, se.slip, se.own_w,
-            se.target_node, se.target_w, se.target_elem, se.status, se.offset)
+        deepest = semi_spring_geometry(self.packed_mesh, self.semi_springs.packed,
+                                       self.candidates, self.packed_params)
+        edge_deepest = semi_edge_geometry(self.packed_mesh, self.semi_edges.packed,
+                                          self.candidates, self.packed_params)
         if (dt, damping) != self.stepping:
             self.stepping = (dt, damping)
-            self.stable_mass = stable_dashpot_mass(self.node_mass, self.omega,
-                                                   p.damping_ratio, dt, damping)
+            self.dashpot_bodies = pack(DashpotBodies(
+                of=self.mesh.body, mass=self.body_mass, stiffness=self.body_stiffness,
+                stable_mass=stable_dashpot_mass(self.node_mass, self.omega,
+                                                self.params.damping_ratio, dt, damping)))
         self.max_overlap = max(self.max_overlap, deepest, edge_deepest)
         self.geometry_known = True
 
     def forces(self) -> tuple[np.ndarray, np.ndarray]:
         """Contact forces of this step, after :meth:`geometry`: (own node rows, forces
         (n, 3)) to add (collective)."""
-        p, ss, se, dt = self.p, self.ss, self.se, self.stepping[0]
-        self.body_sum[:] = 0.0
-        for rec in (ss, se):
+        records = (self.semi_springs, self.semi_edges)
+        self.body_stiffness[:] = 0.0
+        for rec in records:
             loaded_stiffness(rec.overlap, rec.elem, rec.target_elem, rec.share, rec.k_n,
-                             self.body_of, self.body_sum)
-        self.body_sums.total(self.body_sum)
+                             self.mesh.body, self.body_stiffness)
+        self.body_sums.total(self.body_stiffness)
         stored = 0.0
-        for rec in (ss, se):
-            _, energy = contact_law(rec.overlap, rec.normal, rec.slip, rec.elem,
-                                    rec.target_elem, rec.share, rec.k_n, rec.k_t,
-                                    p.damping_ratio, self.body_of, self.body_mass,
-                                    self.body_sum, self.stable_mass, p.mu, dt, rec.f_t, rec.f_n,
-                                    rec.status, rec.dashpot, rec.force, self.tally, p.laws)
-            stored += energy
-        self.tally[2] = stored
+        for rec in records:
+            _, held = contact_law(rec.packed, self.dashpot_bodies, self.packed_params,
+                                  self.stepping[0], self.energy)
+            stored += held
+        self.energy["stored"] = stored
         self.steps += 1
         if self.steps % 10 == 0:
             self.types_seen |= self.contact_types()
         return self._node_forces()
 
     def _node_forces(self) -> tuple[np.ndarray, np.ndarray]:
-        ss, se, buf = self.ss, self.se, self.shares
-        buf.reserve(count_loaded(ss.force, se.force))
-        n_local, n_ghost = node_shares(
-            ss.key, ss.face, ss.elem, self.base, self.n_own, ss.force, ss.own_w,
-            ss.target_node, ss.target_w, se.force, se.own_w, se.target_node, se.target_w,
-            buf.rows, buf.keys, buf.values, buf.ghost_nodes, buf.ghost_keys, buf.ghost_values)
-        node = buf.ghost_nodes[:n_ghost]
-        ghost = node // 8 - self.n_own
+        springs, edges, buf = self.semi_springs, self.semi_edges, self.shares
+        buf.reserve(count_loaded(springs.force, edges.force))
+        n_local, n_ghost = node_shares(self.packed_mesh, springs.packed, edges.packed, buf.local,
+                                       buf.ghost)
+        node = buf.ghost.node[:n_ghost]
+        ghost = node // 8 - self.mesh.n_own
         dest = self.ghost_rank[ghost]
         order = np.argsort(dest, kind="stable")
         send = np.column_stack([self.ghost_owner_base[ghost] + node % 8,
-                                buf.ghost_keys[:n_ghost], buf.ghost_values[:n_ghost]])[order]
+                                buf.ghost.key[:n_ghost], buf.ghost.value[:n_ghost]])[order]
         counts = np.array([np.count_nonzero(dest == r) for r in self.neighbours.ranks],
                           dtype=np.int64)
         received, _ = self.neighbours.exchange(send, counts)
         m = n_local + len(received)
-        if m > len(buf.rows):
+        if m > len(buf.local.node):
             buf.grow(m, keep=n_local)
-        buf.rows[n_local:m] = received[:, 0]
-        buf.keys[n_local:m] = received[:, 1]
-        buf.values[n_local:m] = received[:, 2:]
-        n_rows = ordered_sums(buf.rows[:m], buf.keys[:m], buf.values[:m], buf.head, buf.first,
-                              buf.last_key, buf.nxt, buf.touched, buf.chain, buf.out)
+        local = buf.local
+        local.node[n_local:m] = received[:, 0]
+        local.key[n_local:m] = received[:, 1]
+        local.value[n_local:m] = received[:, 2:]
+        n_rows = ordered_sums(local.node[:m], local.key[:m], local.value[:m], buf.head,
+                              buf.first, buf.last_key, buf.nxt, buf.touched, buf.chain, buf.out)
         return buf.touched[:n_rows], buf.out[:n_rows]
 
     # -- renewal ---------------------------------------------------------------------------
     def renew(self, x: np.ndarray, du: np.ndarray) -> None:
         """New ghosts (coordinates and this step's increments) and potential targets
         (collective over the communicator)."""
+        self._set_mesh(self.mesh.on_nodes(x, du))
         self.renewals += 1
         self.steps_since_renewal = 0
-        self._exchange_ghosts(x, du, self.p.margin)
-        self._face_frames(x)
-        centre, radius = self._face_spheres(x)
+        self._exchange_ghosts(x, du, self.params.margin)
+        face_frames(self.packed_mesh)
+        centre, radius = self._face_spheres()
         points = self.semi_spring_positions(x)
-        self.candidates = self.scratch["candidates"].rows(len(self.ss))
-        self.checks += find_candidates(points, self.ss.elem, self.glued[self.own_active],
-                                       centre, radius, self.frames, self.gid, self.p.margin,
+        self.candidates = self.scratch["candidates"].rows(len(self.semi_springs))
+        self.checks += find_candidates(points, self.semi_springs.elem,
+                                       self.glued[self.own_active], centre, radius,
+                                       self.mesh.frames, self.mesh.gid, self.params.margin,
                                        self.candidates)
         self.x_renewal = x[self._own_rows()].copy()
         self._settle()
@@ -410,20 +418,21 @@ class Contact:
         ghosts, from a search with KEPT_REACH times the margin so that every kept target is
         among them, and new potential targets for the semi-springs on fresh faces and those
         within reach of one."""
+        self._set_mesh(self.mesh.on_nodes(x, du))
         self.renewals += 1
-        self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
+        self._exchange_ghosts(x, du, KEPT_REACH * self.params.margin)
         self.candidates = self._carried_candidates()
-        self._face_frames(x)
-        centre, radius = self._face_spheres(x)
+        face_frames(self.packed_mesh)
+        centre, radius = self._face_spheres()
         glued = self.glued[self.own_active]
-        ss = self.ss
-        search = self.fresh_faces[ss.elem, ss.face]
+        springs = self.semi_springs
+        search = self.fresh_faces[springs.elem, springs.face]
         search[self._near_fresh(x, glued, centre, radius)] = True
         search = np.nonzero(search)[0]
         found = np.empty((len(search), N_CANDIDATES), dtype=np.int64)
-        self.checks += find_candidates(self.semi_spring_positions(x, search), ss.elem[search],
-                                       glued, centre, radius, self.frames, self.gid,
-                                       self.p.margin, found)
+        self.checks += find_candidates(self.semi_spring_positions(x, search), springs.elem[search],
+                                       glued, centre, radius, self.mesh.frames, self.mesh.gid,
+                                       self.params.margin, found)
         self.candidates[search] = found
         new = np.nonzero(np.isnan(self.x_renewal[:, 0]))[0]
         self.x_renewal[new] = x[8 * self.own_active[new // 8] + new % 8]
@@ -438,31 +447,25 @@ class Contact:
         box) are searched: a semi-spring point within reach of a face lies in that face's
         cube."""
         fresh = self.fresh_faces.ravel()
-        reach = (radius[fresh] + self.p.margin)[:, None]
+        reach = (radius[fresh] + self.params.margin)[:, None]
         around = surface_boxes(centre[fresh] - reach, centre[fresh] + reach)
-        lo, hi = element_boxes(x, self.base, self.n_own)
-        near_elem = np.zeros(self.n_own, dtype=bool)
-        near_elem[boxes_within(lo, hi, around, 0.01 * self.p.margin)] = True
-        rows = np.nonzero(near_elem[self.ss.elem])[0]
+        lo, hi = element_boxes(x, self.mesh.base, self.mesh.n_own)
+        near_elem = np.zeros(self.mesh.n_own, dtype=bool)
+        near_elem[boxes_within(lo, hi, around, 0.01 * self.params.margin)] = True
+        rows = np.nonzero(near_elem[self.semi_springs.elem])[0]
         found = np.empty((len(rows), N_CANDIDATES), dtype=np.int64)
-        find_candidates(self.semi_spring_positions(x, rows), self.ss.elem[rows], glued, centre,
-                        np.where(fresh, radius, -1.0), self.frames, self.gid, self.p.margin,
-                        found)
+        find_candidates(self.semi_spring_positions(x, rows), self.semi_springs.elem[rows], glued,
+                        centre, np.where(fresh, radius, -1.0), self.mesh.frames, self.mesh.gid,
+                        self.params.margin, found)
         return rows[found[:, 0] >= 0]
 
-    def _face_frames(self, x: np.ndarray) -> None:
-        """Face planes (centre, normal, warp) and element centroids of the contact elements
-        (solver.cdem.contact.frames.face_frames), for this step's geometry and, at a
-        renewal, the ranking of the potential targets."""
-        face_frames(x, self.gx, self.base, self.n_own, self.frames, self.centroid)
-
-    def _face_spheres(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _face_spheres(self) -> tuple[np.ndarray, np.ndarray]:
         """Face spheres (centre, radius; -1 inactive) of the contact elements, in the
         scratch arrays (the next call overwrites them; an inactive face's centre is left
         unset)."""
-        centre = self.scratch["centre"].rows(6 * len(self.gid))
-        radius = self.scratch["radius"].rows(6 * len(self.gid))
-        face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
+        centre = self.scratch["centre"].rows(6 * len(self.mesh.gid))
+        radius = self.scratch["radius"].rows(6 * len(self.mesh.gid))
+        face_spheres(self.packed_mesh, centre, radius)
         return centre, radius
 
     def _settle(self) -> None:
@@ -475,7 +478,7 @@ class Contact:
         """Potential targets per record as global face ids 6 g + f (-1 none), from
         ``faces`` (6 c + f, c an index into ``gid``) of the first records (those of faces
         freed since have none; solver.cdem.contact.detect.carried_faces)."""
-        out = np.full((len(self.ss), N_CANDIDATES), -1, dtype=np.int64)
+        out = np.full((len(self.semi_springs), N_CANDIDATES), -1, dtype=np.int64)
         carried_faces(faces, gid, out)
         return out
 
@@ -484,8 +487,8 @@ class Contact:
         elements now here (every one must be an own or ghost element here), mapped in
         place; none for the records of the faces that turned active."""
         faces, gid = self.pending
-        mapped, _ = local_faces(6 * gid[:, None], self.gid)
-        out = self.scratch["candidates"].rows(len(self.ss))
+        mapped, _ = local_faces(6 * gid[:, None], self.mesh.gid)
+        out = self.scratch["candidates"].rows(len(self.semi_springs))
         kept = out[:len(faces)]
         if not np.may_share_memory(kept, faces):
             kept[:] = faces
@@ -505,7 +508,7 @@ class Contact:
         own = self.own_active
         fields = self.own_rows
         send = [ghost_rows(fields[c], 8 * own[c], x[8 * own[c][:, None] + np.arange(8)],
-                           self.active[c], self.fresh_faces[c]) for c in chosen]
+                           self.mesh.active[c], self.fresh_faces[c]) for c in chosen]
         payload = np.concatenate(send) if send else np.zeros((0, GHOST_WIDTH))
         received, per_rank = self.neighbours.exchange(
             payload, np.array([len(c) for c in chosen], dtype=np.int64))
@@ -520,15 +523,15 @@ class Contact:
             {r: np.arange(8 * first[i], 8 * first[i + 1]) for i, r in enumerate(ranks)})
         self._set_elements(ghosts)
         self.body_sums.renew(self.body_labels, self.body_owner)
-        self.ghost_halo.forward(du, into=self.gdu)
+        self.ghost_halo.forward(du, into=self.mesh.ghost_du)
 
     def _ghosts_for_neighbours(self, x: np.ndarray, margin: float) -> list[np.ndarray]:
         """The neighbour ranks (renewed), and for each the own active elements (indices)
         it needs as ghosts: the two levels of solver.cdem.contact.detect."""
-        centre = self.scratch["centre"].rows(6 * self.n_own)
-        radius = self.scratch["radius"].rows(6 * self.n_own)
-        face_spheres(x, self.gx, self.base, self.n_own, self.active, centre, radius)
-        lo, hi = element_boxes(x, self.base, self.n_own)
+        centre = self.scratch["centre"].rows(6 * self.mesh.n_own)
+        radius = self.scratch["radius"].rows(6 * self.mesh.n_own)
+        face_spheres(self.packed_mesh, centre, radius)
+        lo, hi = element_boxes(x, self.mesh.base, self.mesh.n_own)
         boxes = surface_boxes(lo, hi)
         everyone = self.comm.allgather((boxes, float(radius.max(initial=0.0))))
         self.renewal_traffic.add((self.comm.size - 1) * (boxes.nbytes + 8),
@@ -560,17 +563,18 @@ class Contact:
         :meth:`restore`)."""
         pending = self.pending is not None
         faces = (self._global_faces(*self.pending) if pending
-                 else self._global_faces(self.candidates, self.gid))
+                 else self._global_faces(self.candidates, self.mesh.gid))
         tables = {name: {"keys": rec.key, "target": rec.target, "f_t": rec.f_t,
                          "dashpot": rec.dashpot, "f_n": rec.f_n, "status": rec.status}
-                  for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se))}
+                  for name, rec in (("semi_springs", self.semi_springs),
+                                    ("semi_edges", self.semi_edges))}
         tables["semi_springs"]["candidates"] = faces
-        tables["semi_springs"]["share"] = self.ss.share
-        tables["semi_springs"]["placed"] = self.ss.placed
-        tables["semi_springs"]["offset"] = self.ss.offset
-        tables["semi_springs"]["overlap"] = self.ss.overlap
-        tables["semi_springs"]["normal"] = self.ss.normal
-        tables["semi_edges"]["offset"] = self.se.offset
+        tables["semi_springs"]["share"] = self.semi_springs.share
+        tables["semi_springs"]["placed"] = self.semi_springs.placed
+        tables["semi_springs"]["offset"] = self.semi_springs.offset
+        tables["semi_springs"]["overlap"] = self.semi_springs.overlap
+        tables["semi_springs"]["normal"] = self.semi_springs.normal
+        tables["semi_edges"]["offset"] = self.semi_edges.offset
         keys = self.own.gid[self.own_active]
         renewed = self.x_renewal is not None
         tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
@@ -583,22 +587,24 @@ class Contact:
                    "checks": self.comm.allreduce(self.checks),
                    "max_overlap": self.comm.allreduce(self.max_overlap, op=MPI.MAX),
                    "types_seen": sorted(set().union(*self.comm.allgather(self.types_seen))),
-                   "tally": [self.comm.allreduce(float(v)) for v in self.tally[:2]]}
+                   "tally": [self.comm.allreduce(float(self.energy[name]))
+                             for name in DISSIPATED]}
         return tables, scalars
 
     def restore(self, x: np.ndarray, du: np.ndarray, tables: dict, scalars: dict) -> None:
         """Continue from :meth:`state` (after ``set_glue`` with the restored glue state, on
         any partition). Ghosts come from a search with KEPT_REACH times the margin, so that
         every kept potential target is among them (collective)."""
-        for name, rec in (("semi_springs", self.ss), ("semi_edges", self.se)):
+        self._set_mesh(self.mesh.on_nodes(x, du))
+        for name, rec in (("semi_springs", self.semi_springs), ("semi_edges", self.semi_edges)):
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
                 getattr(rec, field)[:] = tables[name][field]
-        self.ss.share[:] = tables["semi_springs"]["share"]
-        self.ss.placed[:] = tables["semi_springs"]["placed"]
-        self.ss.offset[:] = tables["semi_springs"]["offset"]
-        self.ss.overlap[:] = tables["semi_springs"]["overlap"]
-        self.ss.normal[:] = tables["semi_springs"]["normal"]
-        self.se.offset[:] = tables["semi_edges"]["offset"]
+        self.semi_springs.share[:] = tables["semi_springs"]["share"]
+        self.semi_springs.placed[:] = tables["semi_springs"]["placed"]
+        self.semi_springs.offset[:] = tables["semi_springs"]["offset"]
+        self.semi_springs.overlap[:] = tables["semi_springs"]["overlap"]
+        self.semi_springs.normal[:] = tables["semi_springs"]["normal"]
+        self.semi_edges.offset[:] = tables["semi_edges"]["offset"]
         faces = tables["semi_springs"]["candidates"]
         gid = np.unique(faces[faces >= 0] // 6)
         self.pending = (np.where(faces >= 0, 6 * np.searchsorted(gid, faces // 6) + faces % 6,
@@ -607,7 +613,7 @@ class Contact:
             self.fresh[self.own_active] = tables["renewal"]["fresh"]
             self._drop_ghosts()
         else:
-            self._exchange_ghosts(x, du, KEPT_REACH * self.p.margin)
+            self._exchange_ghosts(x, du, KEPT_REACH * self.params.margin)
             self.candidates = self._carried_candidates()
             self.pending = None
         self.x_renewal = (tables["renewal"]["x"].reshape(-1, 3).copy() if scalars["renewed"]
@@ -619,12 +625,14 @@ class Contact:
         self.types_seen = set(scalars["types_seen"])
         first = self.comm.rank == 0
         self.checks = scalars["checks"] if first else 0
-        self.tally[:2] = scalars["tally"] if first else 0.0
+        for name, value in zip(DISSIPATED, scalars["tally"]):
+            self.energy[name] = value if first else 0.0
 
     # -- reporting -------------------------------------------------------------------------
     def contact_types(self) -> set[str]:
         """Traditional contact types of the compressed contacts (see exchange.contact_types)."""
-        seen = contact_types(self.ss.target, self.ss.f_n, self.se.target, self.se.f_n)
+        springs, edges = self.semi_springs, self.semi_edges
+        seen = contact_types(springs.target, springs.f_n, edges.target, edges.f_n)
         return {name for bit, name in TYPE_NAMES if seen & bit}
 
     def summary(self) -> dict:
@@ -632,11 +640,11 @@ class Contact:
         target renewals and candidates found at renewals, contact types, penetration (the
         deepest overlap a contact carried so far, a semi-spring's offset left out, over the
         median face size)."""
-        ss, se = self.ss, self.se
-        local = np.array([len(ss), np.count_nonzero(ss.f_n > 0),
-                          np.count_nonzero(ss.status == STICK),
-                          np.count_nonzero(ss.status == SLIP), self.checks,
-                          np.count_nonzero(se.f_n > 0)], dtype=np.int64)
+        springs, edges = self.semi_springs, self.semi_edges
+        local = np.array([len(springs), np.count_nonzero(springs.f_n > 0),
+                          np.count_nonzero(springs.status == STICK),
+                          np.count_nonzero(springs.status == SLIP), self.checks,
+                          np.count_nonzero(edges.f_n > 0)], dtype=np.int64)
         total = np.empty_like(local)
         self.comm.Allreduce(local, total, op=MPI.SUM)
         return {"semi_springs": int(total[0]), "in_compression": int(total[1]),
@@ -645,20 +653,22 @@ class Contact:
                 "types_seen": sorted(set().union(*self.comm.allgather(self.types_seen))),
                 "semi_edges_in_compression": int(total[5]),
                 "max_penetration_ratio": self.comm.allreduce(self.max_overlap, op=MPI.MAX)
-                / self.p.size}
+                / self.params.size}
 
     def semi_spring_positions(self, x: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Positions (n, 3) of the semi-springs (those in ``rows``, or all)."""
-        ss = self.ss
+        springs = self.semi_springs
         at = slice(None) if rows is None else rows
-        points = np.zeros((len(ss.elem[at]), 3))
-        semi_spring_points(x, self.base, ss.elem[at], ss.face[at], ss.vertex[at], self.p.alpha,
-                           points)
+        points = np.zeros((len(springs.elem[at]), 3))
+        semi_spring_points(x, self.mesh.base, springs.elem[at], springs.face[at],
+                           springs.vertex[at], self.params.alpha, points)
         return points
 
     def nbytes(self) -> int:
         """Bytes of the arrays the contact holds (records, candidates, contact elements)."""
-        arrays = [*(rows.store for rows in self.scratch.values()), self.gid, self.active,
-                  self.base, self.gx, self.gdu, self.glued, self.node_mass, self.omega,
-                  self.body_of, self.body_labels, self.body_mass, self.body_sum]
-        return self.ss.nbytes() + self.se.nbytes() + int(sum(a.nbytes for a in arrays))
+        mesh = self.mesh
+        arrays = [*(rows.store for rows in self.scratch.values()), mesh.gid, mesh.active,
+                  mesh.base, mesh.ghost_x, mesh.ghost_du, self.glued, self.node_mass,
+                  self.omega, mesh.body, self.body_labels, self.body_mass, self.body_stiffness]
+        return (self.semi_springs.nbytes() + self.semi_edges.nbytes()
+                + int(sum(a.nbytes for a in arrays)))

@@ -15,11 +15,13 @@ solver.cdem.bodies, so that a body's loaded stiffness is the same summed in any 
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 
+from solver.cdem.packed import Packed, pack
 from solver.contact_laws.laws import OPEN
 
 SEMI_SPRING, SEMI_EDGE = 0, 1
@@ -41,6 +43,9 @@ _FIELDS = {"key": ((), np.int64, 0), "elem": ((), np.int64, 0), "face": ((), np.
 #: records' rows: the next step books their dashpots' work at them,
 #: solver.cdem.contact.law.book_carried_dashpot).
 STEP_GEOMETRY = frozenset({"slip", "own_w", "target_node", "target_w", "target_elem"})
+#: The arrays of a ContactRecords, one field per _FIELDS entry (what each holds, and its
+#: unit: ContactRecords), as the kernels take them (packed: ContactRecords.packed).
+RecordArrays = namedtuple("RecordArrays", tuple(_FIELDS))
 
 
 @njit(cache=True)
@@ -120,6 +125,8 @@ class ContactRecords:
     weights target_w (n, 4); target_elem (n,) target contact element; the next step reads
     the nodes and weights of the records then still loaded. Output of the law: force (n, 3)
     on the carrying face (its reaction on the target).
+    packed: these arrays as a RecordArrays, packed for the kernels (solver.cdem.packed), made
+    anew by :meth:`insert` (the only method that puts other arrays in their place).
     """
 
     kind: int
@@ -145,10 +152,17 @@ class ContactRecords:
     placed: np.ndarray
     offset: np.ndarray
     force: np.ndarray
+    packed: Packed = field(init=False, repr=False)
     _store: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._pack()
 
     def __len__(self) -> int:
         return len(self.key)
+
+    def _pack(self) -> None:
+        self.packed = pack(RecordArrays(*(getattr(self, name) for name in _FIELDS)))
 
     @classmethod
     def empty(cls, kind: int) -> ContactRecords:
@@ -185,6 +199,7 @@ class ContactRecords:
         self.vertex[new] = key % 4
         self.k_n[new] = k_n
         self.k_t[new] = k_t
+        self._pack()
 
     def nbytes(self) -> int:
         """Bytes of the record arrays, their room to spare included."""

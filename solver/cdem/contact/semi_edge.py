@@ -105,10 +105,16 @@ def _in_edge_cone(frames, qa, qb, m0, m1, m2):
 
 
 @njit(cache=True, inline="always")
-def _edge_gap(a0, a1, a2, u0, u1, u2, q0, q1, q2, g0, g1, g2, m0, m1, m2):
+def _edge_gap(a, u, q, g, m):
     """Signed distance between the lines a + s u and q + t g along their common normal
     turned to the side of the unit vector m (+inf where they are parallel): the edge-edge
-    gap d of Feng et al. 2014 Eq. 12 without the segments' bounds."""
+    gap d of Feng et al. 2014 Eq. 12 without the segments' bounds. Each argument is a
+    3-tuple (x, y, z)."""
+    a0, a1, a2 = a
+    u0, u1, u2 = u
+    q0, q1, q2 = q
+    g0, g1, g2 = g
+    m0, m1, m2 = m
     n0 = u1 * g2 - u2 * g1
     n1 = u2 * g0 - u0 * g2
     n2 = u0 * g1 - u1 * g0
@@ -121,12 +127,13 @@ def _edge_gap(a0, a1, a2, u0, u1, u2, q0, q1, q2, g0, g1, g2, m0, m1, m2):
 
 
 @njit(cache=True, inline="always")
-def _held_face(candidates, s, gid, gid_order, held):
+def _held_face(candidates, s, mesh, held):
     """The face (contact element 6 c + f) of a held target edge (global id ``held``; -1
     none) where it is not among the potential targets of record s and its element is here
-    (binary search of ``gid`` by ``gid_order``), else -1."""
+    (binary search of mesh.gid by mesh.gid_order), else -1."""
     if held < 0:
         return -1
+    gid, gid_order = mesh.gid, mesh.gid_order
     held_face = held // 4
     for j in range(candidates.shape[1]):
         fc = candidates[s, j]
@@ -148,16 +155,27 @@ def _held_face(candidates, s, gid, gid_order, held):
 
 
 @njit(cache=True)
-def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, frames, centroid,
-                       candidates, elem, face, vertex, alpha, tol, target, overlap, normal,
-                       slip, own_w, target_node, target_w, target_elem, status, offset):
-    """Target edge, overlap, normal and slip of every semi-edge (module docstring). A forming
-    contact (``status`` OPEN: none loaded the last step) sets ``offset``, its depth beyond
-    the tolerance less this step's approach, which the overlap leaves out while the contact
-    lasts. A loaded contact also tests its last target's face where that is no longer among
-    its potential targets (found by its global id, ``gid_order`` sorting ``gid``): those
-    are searched about the edge's first point, and the crossing point of a long edge moves
-    away from it. Returns the deepest penetration -d - offset [m]."""
+def semi_edge_geometry(mesh, records, candidates, params):
+    """Target edge, overlap, normal and slip of every semi-edge of ``records``
+    (solver.cdem.contact.records.RecordArrays) on the contact elements of ``mesh`` (a
+    ContactMesh; all three packed, solver.cdem.packed), among the edges of its potential target
+    faces ``candidates`` (n, N_CANDIDATES; faces 6 c + f of the contact elements, -1 pads), with
+    the indentation alpha and tolerance tol of ``params`` (ContactParams) (module docstring). A
+    forming contact (``status`` OPEN: none loaded the last step) sets ``offset``, its depth
+    beyond the tolerance less this step's approach, which the overlap leaves out while the
+    contact lasts. A loaded contact also tests its last target's face where that is no longer
+    among its potential targets (found by its global id, mesh.gid_order sorting mesh.gid): those
+    are searched about the edge's first point, and the crossing point of a long edge moves away
+    from it. Returns the deepest penetration -d - offset [m]."""
+    mesh, records, params = mesh.value, records.value, params.value
+    alpha, tol = params.alpha, params.tol
+    x, du, ghost_x, ghost_du, base = mesh.x, mesh.du, mesh.ghost_x, mesh.ghost_du, mesh.base
+    n_own, gid, active, frames = mesh.n_own, mesh.gid, mesh.active, mesh.frames
+    centroid = mesh.centroid
+    elem, face, vertex, target = records.elem, records.face, records.vertex, records.target
+    status, overlap, normal, slip = records.status, records.overlap, records.normal, records.slip
+    own_w, target_node, target_w = records.own_w, records.target_node, records.target_w
+    target_elem, offset = records.target_elem, records.offset
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
     deepest = 0.0
@@ -188,7 +206,7 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
         bn0 = bn1 = bn2 = 0.0
         bq0 = bq1 = 0
         n_tested = 0
-        extra = _held_face(candidates, s, gid, gid_order, held) if loaded else -1
+        extra = _held_face(candidates, s, mesh, held) if loaded else -1
         for j in range(n_candidates + 1):
             fc = candidates[s, j] if j < n_candidates else extra
             if fc < 0:
@@ -196,29 +214,29 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
             if (beyond(frames, fc, a0, a1, a2, tol) > 0.0
                     and beyond(frames, fc, e0, e1, e2, tol) > 0.0):
                 continue
-            ct = fc // 6
-            i = index_in(tested, n_tested, ct)
+            t_elem = fc // 6
+            i = index_in(tested, n_tested, t_elem)
             if i == n_tested:
-                tested[i] = ct
-                entered[i] = _segment_enters(frames, ct, fc - 6 * ct, a0, a1, a2, e0, e1, e2,
-                                             tol)
+                tested[i] = t_elem
+                entered[i] = _segment_enters(frames, t_elem, fc - 6 * t_elem, a0, a1, a2, e0, e1,
+                                             e2, tol)
                 n_tested += 1
             if not entered[i]:
                 continue
-            ft = fc - 6 * ct
-            xs = x if ct < n_own else gx
-            base_t = base[ct]
+            t_face = fc - 6 * t_elem
+            t_x = x if t_elem < n_own else ghost_x
+            t_base = base[t_elem]
             for jj in range(4):
-                if not active[ct, EDGE_NEIGHBOURS[ft, jj]]:
+                if not active[t_elem, EDGE_NEIGHBOURS[t_face, jj]]:
                     continue
-                q0 = base_t + FACES[ft, jj]
-                q1 = base_t + FACES[ft, (jj + 1) % 4]
-                g0 = xs[q1, 0] - xs[q0, 0]
-                g1 = xs[q1, 1] - xs[q0, 1]
-                g2 = xs[q1, 2] - xs[q0, 2]
-                w0 = a0 - xs[q0, 0]
-                w1 = a1 - xs[q0, 1]
-                w2 = a2 - xs[q0, 2]
+                q0 = t_base + FACES[t_face, jj]
+                q1 = t_base + FACES[t_face, (jj + 1) % 4]
+                g0 = t_x[q1, 0] - t_x[q0, 0]
+                g1 = t_x[q1, 1] - t_x[q0, 1]
+                g2 = t_x[q1, 2] - t_x[q0, 2]
+                w0 = a0 - t_x[q0, 0]
+                w1 = a1 - t_x[q0, 1]
+                w2 = a2 - t_x[q0, 2]
                 bb = u0 * g0 + u1 * g1 + u2 * g2
                 cc = g0 * g0 + g1 * g1 + g2 * g2
                 dd = u0 * w0 + u1 * w1 + u2 * w2
@@ -239,43 +257,45 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
                 n0 *= inv
                 n1 *= inv
                 n2 *= inv
-                if ((xs[q0, 0] - centroid[ct, 0]) * n0 + (xs[q0, 1] - centroid[ct, 1]) * n1
-                        + (xs[q0, 2] - centroid[ct, 2]) * n2 < 0.0):
+                if ((t_x[q0, 0] - centroid[t_elem, 0]) * n0
+                        + (t_x[q0, 1] - centroid[t_elem, 1]) * n1
+                        + (t_x[q0, 2] - centroid[t_elem, 2]) * n2 < 0.0):
                     n0, n1, n2 = -n0, -n1, -n2
                 p0 = a0 + ps * u0
                 p1 = a1 + ps * u1
                 p2 = a2 + ps * u2
-                d = ((p0 - xs[q0, 0] - pt * g0) * n0 + (p1 - xs[q0, 1] - pt * g1) * n1
-                     + (p2 - xs[q0, 2] - pt * g2) * n2)
+                d = ((p0 - t_x[q0, 0] - pt * g0) * n0 + (p1 - t_x[q0, 1] - pt * g1) * n1
+                     + (p2 - t_x[q0, 2] - pt * g2) * n2)
                 if d >= -tol or d <= best_d:
                     continue
-                if not (_in_edge_cone(frames, 6 * ct + ft, 6 * ct + EDGE_NEIGHBOURS[ft, jj],
-                                      n0, n1, n2)
+                if not (_in_edge_cone(frames, 6 * t_elem + t_face,
+                                      6 * t_elem + EDGE_NEIGHBOURS[t_face, jj], n0, n1, n2)
                         and _in_edge_cone(frames, own_f, own_g, -n0, -n1, -n2)):
                     continue
-                if not inside_element(frames, ct, p0, p1, p2, tol):
+                if not inside_element(frames, t_elem, p0, p1, p2, tol):
                     continue
-                if 4 * (6 * gid[ct] + ft) + jj != held:
-                    us = du if ct < n_own else gdu
+                if 4 * (6 * gid[t_elem] + t_face) + jj != held:
+                    t_du = du if t_elem < n_own else ghost_du
                     da0, da1, da2 = semi_spring_point(du, b, f, v0, alpha)
                     de0, de1, de2 = semi_spring_point(du, b, f, v1, alpha)
-                    if _edge_gap(a0 - da0, a1 - da1, a2 - da2,
-                                 u0 - de0 + da0, u1 - de1 + da1, u2 - de2 + da2,
-                                 xs[q0, 0] - us[q0, 0], xs[q0, 1] - us[q0, 1],
-                                 xs[q0, 2] - us[q0, 2], g0 - us[q1, 0] + us[q0, 0],
-                                 g1 - us[q1, 1] + us[q0, 1], g2 - us[q1, 2] + us[q0, 2],
-                                 n0, n1, n2) < -tol:
+                    if _edge_gap((a0 - da0, a1 - da1, a2 - da2),
+                                 (u0 - de0 + da0, u1 - de1 + da1, u2 - de2 + da2),
+                                 (t_x[q0, 0] - t_du[q0, 0], t_x[q0, 1] - t_du[q0, 1],
+                                  t_x[q0, 2] - t_du[q0, 2]),
+                                 (g0 - t_du[q1, 0] + t_du[q0, 0], g1 - t_du[q1, 1] + t_du[q0, 1],
+                                  g2 - t_du[q1, 2] + t_du[q0, 2]),
+                                 (n0, n1, n2)) < -tol:
                         continue
                 best, best_d = 4 * fc + jj, d
                 bs, bt = ps, pt
                 bn0, bn1, bn2 = n0, n1, n2
-                bq0, bq1 = FACES[ft, jj], FACES[ft, (jj + 1) % 4]
+                bq0, bq1 = FACES[t_face, jj], FACES[t_face, (jj + 1) % 4]
         if best < 0:
             continue
-        ct = best // 24
-        target[s] = 4 * (6 * gid[ct] + (best // 4) % 6) + best % 4
-        us = du if ct < n_own else gdu
-        base_t = base[ct]
+        t_elem = best // 24
+        target[s] = 4 * (6 * gid[t_elem] + (best // 4) % 6) + best % 4
+        t_du = du if t_elem < n_own else ghost_du
+        t_base = base[t_elem]
         for k in range(4):
             w = ((1.0 - bs) * (w_vertex if k == v0 else w_other)
                  + bs * (w_vertex if k == v1 else w_other))
@@ -284,10 +304,11 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
             moved = 0.0
             for m in range(4):
                 moved += own_w[s, m] * du[b + FACES[f, m], k]
-            slip[s, k] = moved - ((1.0 - bt) * us[base_t + bq0, k] + bt * us[base_t + bq1, k])
+            slip[s, k] = moved - ((1.0 - bt) * t_du[t_base + bq0, k]
+                                          + bt * t_du[t_base + bq1, k])
         if not loaded:
-            offset[s] = max(0.0, slip[s, 0] * bn0 + slip[s, 1] * bn1 + slip[s, 2] * bn2
-                            - best_d - tol)
+            offset[s] = max(0.0, slip[s, 0] * bn0 + slip[s, 1] * bn1
+                                    + slip[s, 2] * bn2 - best_d - tol)
         if -best_d - tol <= offset[s]:
             continue
         overlap[s] = -best_d - tol - offset[s]
@@ -295,9 +316,9 @@ def semi_edge_geometry(x, du, gx, gdu, base, n_own, gid, gid_order, active, fram
         normal[s, 0] = bn0
         normal[s, 1] = bn1
         normal[s, 2] = bn2
-        target_elem[s] = ct
-        target_node[s, 0] = 8 * ct + bq0
-        target_node[s, 1] = 8 * ct + bq1
+        target_elem[s] = t_elem
+        target_node[s, 0] = 8 * t_elem + bq0
+        target_node[s, 1] = 8 * t_elem + bq1
         target_node[s, 2] = -1
         target_node[s, 3] = -1
         target_w[s, 0] = 1.0 - bt

@@ -84,8 +84,8 @@ def _area(a0, a1, a2, b0, b1, b2, c0, c1, c2, n0, n1, n2):
 
 
 @njit(cache=True, inline="always")
-def _plane_admits(frames, ct, fc, p0, p1, p2, tol):
-    """The tests of _face_accepts on face fc of contact element ct that need only the
+def _plane_admits(frames, t_elem, fc, p0, p1, p2, tol):
+    """The tests of _face_accepts on face fc of contact element t_elem that need only the
     faces' planes: (whether p lies within ``tol`` above the face's plane or, below it,
     inside the element, and projects into the face's circumscribed disk (centre, radius),
     the plane distance delta). The semi-spring search runs them before _face_contact: most
@@ -93,7 +93,7 @@ def _plane_admits(frames, ct, fc, p0, p1, p2, tol):
     delta = plane_distance(frames, fc, p0, p1, p2)
     if beyond(frames, fc, p0, p1, p2, tol) > 0.0:
         return False, delta
-    if delta < 0.0 and not inside_element(frames, ct, p0, p1, p2, tol):
+    if delta < 0.0 and not inside_element(frames, t_elem, p0, p1, p2, tol):
         return False, delta
     if ((p0 - frames[fc, 0]) ** 2 + (p1 - frames[fc, 1]) ** 2 + (p2 - frames[fc, 2]) ** 2
             - delta * delta > (1.0 + 1e-6) * frames[fc, 7]):
@@ -102,35 +102,35 @@ def _plane_admits(frames, ct, fc, p0, p1, p2, tol):
 
 
 @njit(cache=True, inline="always")
-def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted=False):
-    """Whether face ft of contact element ct (nodes xs[bt + a]) may be the target of the
-    point p (case (a) of the module docstring; which face of the element is the
-    nearest is _face_contact's test): (accepted, plane distance delta, a first guess of the
+def _face_accepts(frames, t_x, t_base, t_elem, t_face, p0, p1, p2, tol, admitted=False):
+    """Whether face t_face of contact element t_elem (nodes t_x[t_base + a]) may be the
+    target of the point p (case (a) of the module docstring; which face of the element is
+    the nearest is _face_contact's test): (accepted, plane distance delta, a first guess of the
     point's face coordinates xi, eta from the triangle it projects into). A point whose
     projection lies outside the face's circumscribed disk (centre, radius) is rejected
     before the triangles are tried: the projected face lies within it. ``admitted``: the
     caller ran _plane_admits on the face already, and it passed."""
-    fc = 6 * ct + ft
+    fc = 6 * t_elem + t_face
     if admitted:
         delta = plane_distance(frames, fc, p0, p1, p2)
     else:
-        admitted, delta = _plane_admits(frames, ct, fc, p0, p1, p2, tol)
+        admitted, delta = _plane_admits(frames, t_elem, fc, p0, p1, p2, tol)
         if not admitted:
             return False, delta, 0.0, 0.0
     n0, n1, n2 = frames[fc, 3], frames[fc, 4], frames[fc, 5]
     q0 = p0 - delta * n0
     q1 = p1 - delta * n1
     q2 = p2 - delta * n2
-    ri = bt + FACES[ft, 0]
+    ri = t_base + FACES[t_face, 0]
     for tri in range(2):
-        rj = bt + FACES[ft, 1 + tri]
-        rk = bt + FACES[ft, 2 + tri]
-        total = _area(xs[ri, 0], xs[ri, 1], xs[ri, 2], xs[rj, 0], xs[rj, 1], xs[rj, 2],
-                      xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2)
-        wi = _area(q0, q1, q2, xs[rj, 0], xs[rj, 1], xs[rj, 2],
-                   xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2) / total
-        wj = _area(xs[ri, 0], xs[ri, 1], xs[ri, 2], q0, q1, q2,
-                   xs[rk, 0], xs[rk, 1], xs[rk, 2], n0, n1, n2) / total
+        rj = t_base + FACES[t_face, 1 + tri]
+        rk = t_base + FACES[t_face, 2 + tri]
+        total = _area(t_x[ri, 0], t_x[ri, 1], t_x[ri, 2], t_x[rj, 0], t_x[rj, 1], t_x[rj, 2],
+                      t_x[rk, 0], t_x[rk, 1], t_x[rk, 2], n0, n1, n2)
+        wi = _area(q0, q1, q2, t_x[rj, 0], t_x[rj, 1], t_x[rj, 2],
+                   t_x[rk, 0], t_x[rk, 1], t_x[rk, 2], n0, n1, n2) / total
+        wj = _area(t_x[ri, 0], t_x[ri, 1], t_x[ri, 2], q0, q1, q2,
+                   t_x[rk, 0], t_x[rk, 1], t_x[rk, 2], n0, n1, n2) / total
         wk = 1.0 - wi - wj
         if wi >= -1e-9 and wj >= -1e-9 and wk >= -1e-9:
             if tri == 0:
@@ -140,25 +140,26 @@ def _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted=False):
 
 
 @njit(cache=True, inline="always")
-def _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta):
-    """Closest point q of the bilinear face ft (nodes A, B, C, D = xs[bt + FACES[ft]],
-    q = a + b xi + c eta + d xi eta) to p: Gauss-Newton from (xi, eta), exact in one
-    iteration on a parallelogram (two are taken), clamped to the face. Returns (xi, eta, q,
-    unit normal q_xi x q_eta), the normal outward (that of solver.cdem.hex8.quad_normal at
-    the face centre)."""
-    ra, rb, rc, rd = bt + FACES[ft, 0], bt + FACES[ft, 1], bt + FACES[ft, 2], bt + FACES[ft, 3]
-    a0 = 0.25 * (xs[ra, 0] + xs[rb, 0] + xs[rc, 0] + xs[rd, 0]) - p0
-    a1 = 0.25 * (xs[ra, 1] + xs[rb, 1] + xs[rc, 1] + xs[rd, 1]) - p1
-    a2 = 0.25 * (xs[ra, 2] + xs[rb, 2] + xs[rc, 2] + xs[rd, 2]) - p2
-    b0 = 0.25 * (xs[rb, 0] + xs[rc, 0] - xs[ra, 0] - xs[rd, 0])
-    b1 = 0.25 * (xs[rb, 1] + xs[rc, 1] - xs[ra, 1] - xs[rd, 1])
-    b2 = 0.25 * (xs[rb, 2] + xs[rc, 2] - xs[ra, 2] - xs[rd, 2])
-    c0 = 0.25 * (xs[rc, 0] + xs[rd, 0] - xs[ra, 0] - xs[rb, 0])
-    c1 = 0.25 * (xs[rc, 1] + xs[rd, 1] - xs[ra, 1] - xs[rb, 1])
-    c2 = 0.25 * (xs[rc, 2] + xs[rd, 2] - xs[ra, 2] - xs[rb, 2])
-    d0 = 0.25 * (xs[ra, 0] + xs[rc, 0] - xs[rb, 0] - xs[rd, 0])
-    d1 = 0.25 * (xs[ra, 1] + xs[rc, 1] - xs[rb, 1] - xs[rd, 1])
-    d2 = 0.25 * (xs[ra, 2] + xs[rc, 2] - xs[rb, 2] - xs[rd, 2])
+def _bilinear_projection(t_x, t_base, t_face, p0, p1, p2, xi, eta):
+    """Closest point q of the bilinear face t_face (nodes A, B, C, D =
+    t_x[t_base + FACES[t_face]], q = a + b xi + c eta + d xi eta) to p: Gauss-Newton from
+    (xi, eta), exact in one iteration on a parallelogram (two are taken), clamped to the
+    face. Returns (xi, eta, q, unit normal q_xi x q_eta), the normal outward (that of
+    solver.cdem.hex8.quad_normal at the face centre)."""
+    ra, rb = t_base + FACES[t_face, 0], t_base + FACES[t_face, 1]
+    rc, rd = t_base + FACES[t_face, 2], t_base + FACES[t_face, 3]
+    a0 = 0.25 * (t_x[ra, 0] + t_x[rb, 0] + t_x[rc, 0] + t_x[rd, 0]) - p0
+    a1 = 0.25 * (t_x[ra, 1] + t_x[rb, 1] + t_x[rc, 1] + t_x[rd, 1]) - p1
+    a2 = 0.25 * (t_x[ra, 2] + t_x[rb, 2] + t_x[rc, 2] + t_x[rd, 2]) - p2
+    b0 = 0.25 * (t_x[rb, 0] + t_x[rc, 0] - t_x[ra, 0] - t_x[rd, 0])
+    b1 = 0.25 * (t_x[rb, 1] + t_x[rc, 1] - t_x[ra, 1] - t_x[rd, 1])
+    b2 = 0.25 * (t_x[rb, 2] + t_x[rc, 2] - t_x[ra, 2] - t_x[rd, 2])
+    c0 = 0.25 * (t_x[rc, 0] + t_x[rd, 0] - t_x[ra, 0] - t_x[rb, 0])
+    c1 = 0.25 * (t_x[rc, 1] + t_x[rd, 1] - t_x[ra, 1] - t_x[rb, 1])
+    c2 = 0.25 * (t_x[rc, 2] + t_x[rd, 2] - t_x[ra, 2] - t_x[rb, 2])
+    d0 = 0.25 * (t_x[ra, 0] + t_x[rc, 0] - t_x[rb, 0] - t_x[rd, 0])
+    d1 = 0.25 * (t_x[ra, 1] + t_x[rc, 1] - t_x[rb, 1] - t_x[rd, 1])
+    d2 = 0.25 * (t_x[ra, 2] + t_x[rc, 2] - t_x[rb, 2] - t_x[rd, 2])
     for _ in range(2):
         t0, t1, t2 = b0 + d0 * eta, b1 + d1 * eta, b2 + d2 * eta
         e0, e1, e2 = c0 + d0 * xi, c1 + d1 * xi, c2 + d2 * xi
@@ -186,8 +187,8 @@ def _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta):
 
 
 @njit(cache=True, inline="always")
-def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
-    """The active face g of contact element ct with the largest signed distance
+def _nearest_face(frames, t_x, t_base, t_elem, active, p0, p1, p2):
+    """The active face g of contact element t_elem with the largest signed distance
     (p - q_g) . n_g to its bilinear face (the lowest g of a tie). Only the faces that could
     be the nearest are projected: d_g = (p - q_g) . n_g differs from the plane distance
     z_g by at most h_g + |p - q_g| |n_g - N_g| (z_q within the warp h_g of the plane, N_g
@@ -198,17 +199,17 @@ def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
     projection (on flat faces, h = 0, the usual case)."""
     lowest = -np.inf
     for g in range(6):
-        if active[ct, g]:
-            q = 6 * ct + g
+        if active[t_elem, g]:
+            q = 6 * t_elem + g
             lowest = max(lowest, plane_distance(frames, q, p0, p1, p2)
                          - WARP_BOUND * frames[q, 6])
     lowest -= 2e-12 * (abs(p0) + abs(p1) + abs(p2) + 1.0)
     left = 0
     g_near = -1
     for g in range(6):
-        q = 6 * ct + g
-        if active[ct, g] and (plane_distance(frames, q, p0, p1, p2)
-                              + WARP_BOUND * frames[q, 6] >= lowest):
+        q = 6 * t_elem + g
+        if active[t_elem, g] and (plane_distance(frames, q, p0, p1, p2)
+                                  + WARP_BOUND * frames[q, 6] >= lowest):
             left += 1 << g
             g_near = g
     if left == 1 << g_near:
@@ -217,7 +218,8 @@ def _nearest_face(frames, xs, bt, ct, active, p0, p1, p2):
     for g in range(6):
         if not left & (1 << g):
             continue
-        _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(xs, bt, g, p0, p1, p2, 0.0, 0.0)
+        _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(t_x, t_base, g, p0, p1, p2, 0.0,
+                                                            0.0)
         dg = (p0 - r0) * m0 + (p1 - r1) * m1 + (p2 - r2) * m2
         if dg > nearest:
             nearest, g_near = dg, g
@@ -232,16 +234,17 @@ def _faces(frames, q, r):
 
 
 @njit(cache=True, inline="always")
-def _nearest_facing_face(frames, xs, bt, ct, active, own, p0, p1, p2):
-    """(g, d_g): the active face g of contact element ct turned toward face ``own``
+def _nearest_facing_face(frames, t_x, t_base, t_elem, active, own, p0, p1, p2):
+    """(g, d_g): the active face g of contact element t_elem turned toward face ``own``
     (_faces) with the largest signed distance d_g = (p - q_g) . n_g to its bilinear face
     (-1, -inf where none is)."""
     g_near = -1
     nearest = -np.inf
     for g in range(6):
-        if not active[ct, g] or not _faces(frames, 6 * ct + g, own):
+        if not active[t_elem, g] or not _faces(frames, 6 * t_elem + g, own):
             continue
-        _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(xs, bt, g, p0, p1, p2, 0.0, 0.0)
+        _, _, r0, r1, r2, m0, m1, m2 = _bilinear_projection(t_x, t_base, g, p0, p1, p2, 0.0,
+                                                            0.0)
         dg = (p0 - r0) * m0 + (p1 - r1) * m1 + (p2 - r2) * m2
         if dg > nearest:
             nearest, g_near = dg, g
@@ -249,97 +252,103 @@ def _nearest_facing_face(frames, xs, bt, ct, active, own, p0, p1, p2):
 
 
 @njit(cache=True, inline="always")
-def _relative_step(us, bt, ft, u0, u1, u2):
-    """|u - u_ft|: the length of the point's increment u less the mean increment of the nodes
-    of face ft of the element at rows bt (``us``; the semi-spring weights with alpha = 1)."""
-    m0, m1, m2 = semi_spring_point(us, bt, ft, 0, 1.0)
+def _relative_step(t_du, t_base, t_face, u0, u1, u2):
+    """|u - u_t|: the length of the point's increment u less the mean increment u_t of the
+    nodes of face t_face of the element at rows t_base (``t_du``; the semi-spring weights with
+    alpha = 1)."""
+    m0, m1, m2 = semi_spring_point(t_du, t_base, t_face, 0, 1.0)
     return math.sqrt((u0 - m0) ** 2 + (u1 - m1) ** 2 + (u2 - m2) ** 2)
 
 
 @njit(cache=True, inline="always")
-def _one_face_contact(frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted):
-    """(accepted by _face_accepts, delta, xi, eta, q, n) of face ft and the point p."""
-    accepted, _, xi, eta = _face_accepts(frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted)
+def _one_face_contact(frames, t_x, t_base, t_elem, t_face, p0, p1, p2, tol, admitted):
+    """(accepted by _face_accepts, delta, xi, eta, q, n) of face t_face and the point p."""
+    accepted, _, xi, eta = _face_accepts(frames, t_x, t_base, t_elem, t_face, p0, p1, p2, tol,
+                                         admitted)
     if not accepted:
         return False, np.inf, xi, eta, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    xi, eta, q0, q1, q2, n0, n1, n2 = _bilinear_projection(xs, bt, ft, p0, p1, p2, xi, eta)
+    xi, eta, q0, q1, q2, n0, n1, n2 = _bilinear_projection(t_x, t_base, t_face, p0, p1, p2, xi,
+                                                           eta)
     delta = (p0 - q0) * n0 + (p1 - q1) * n1 + (p2 - q2) * n2
     return True, delta, xi, eta, q0, q1, q2, n0, n1, n2
 
 
 @njit(cache=True, inline="always")
-def _face_contact(frames, active, xs, bt, ct, ft, p0, p1, p2, tol, admitted):
-    """The target face of the point p for the potential target face ft of contact element
-    ct: ft if _face_accepts takes it and p lies within ``tol`` of its bilinear face, above
-    it or with ft the element's nearest active face (_nearest_face); where p lies below
-    ft's bilinear face and another face g of the element is nearer, g, if _face_accepts
-    takes it (a point inside an element is in contact with its nearest face whichever of
-    the element's faces are potential targets). Returns (accepted, the signed distance
-    delta = (p - q) . n, xi, eta, q, n of its closest point q on the bilinear face
-    (_bilinear_projection), the face). ``admitted``: ft passed _plane_admits already."""
+def _face_contact(frames, active, t_x, t_base, t_elem, t_face, p0, p1, p2, tol, admitted):
+    """The target face of the point p for the potential target face t_face of contact
+    element t_elem: t_face if _face_accepts takes it and p lies within ``tol`` of its
+    bilinear face, above it or with t_face the element's nearest active face
+    (_nearest_face); where p lies below t_face's bilinear face and another face g of the
+    element is nearer, g, if _face_accepts takes it (a point inside an element is in contact
+    with its nearest face whichever of the element's faces are potential targets). Returns
+    (accepted, the signed distance delta = (p - q) . n, xi, eta, q, n of its closest point
+    q on the bilinear face (_bilinear_projection), the face). ``admitted``: t_face passed
+    _plane_admits already."""
     accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
-        frames, xs, bt, ct, ft, p0, p1, p2, tol, admitted)
+        frames, t_x, t_base, t_elem, t_face, p0, p1, p2, tol, admitted)
     if accepted and delta < 0.0:
-        g = _nearest_face(frames, xs, bt, ct, active, p0, p1, p2)
-        if g != ft:
-            ft = g
+        g = _nearest_face(frames, t_x, t_base, t_elem, active, p0, p1, p2)
+        if g != t_face:
+            t_face = g
             accepted, delta, xi, eta, q0, q1, q2, n0, n1, n2 = _one_face_contact(
-                frames, xs, bt, ct, g, p0, p1, p2, tol, False)
+                frames, t_x, t_base, t_elem, g, p0, p1, p2, tol, False)
             accepted = accepted and delta < 0.0
-    return accepted and delta <= tol, delta, xi, eta, q0, q1, q2, n0, n1, n2, ft
+    return accepted and delta <= tol, delta, xi, eta, q0, q1, q2, n0, n1, n2, t_face
 
 
 @njit(cache=True, inline="always")
-def _place(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol):
+def _place(x, t_x, b, t_base, frames, c, f, v, t_elem, t_face, alpha, tol):
     """(at a place, w) of the semi-spring at vertex v of face f of element c with target
-    face ft of element ct: w the vertex of face ft nearest to v, at a place when it lies
-    within alpha (L_v + L_w) + tol of it (L the distance face centre - vertex)."""
+    face t_face of element t_elem (nodes t_x[t_base + a]): w the vertex of face t_face
+    nearest to v, at a place when it lies within alpha (L_v + L_w) + tol of it (L the
+    distance face centre - vertex)."""
     rv = b + FACES[f, v]
     w = 0
     d_min = np.inf
     for k in range(4):
-        r = bt + FACES[ft, k]
-        d2 = ((xs[r, 0] - x[rv, 0]) ** 2 + (xs[r, 1] - x[rv, 1]) ** 2
-              + (xs[r, 2] - x[rv, 2]) ** 2)
+        r = t_base + FACES[t_face, k]
+        d2 = ((t_x[r, 0] - x[rv, 0]) ** 2 + (t_x[r, 1] - x[rv, 1]) ** 2
+              + (t_x[r, 2] - x[rv, 2]) ** 2)
         if d2 < d_min:
             d_min, w = d2, k
     qf = 6 * c + f
-    qt = 6 * ct + ft
-    rw = bt + FACES[ft, w]
+    qt = 6 * t_elem + t_face
+    rw = t_base + FACES[t_face, w]
     l_v = math.sqrt((x[rv, 0] - frames[qf, 0]) ** 2 + (x[rv, 1] - frames[qf, 1]) ** 2
                     + (x[rv, 2] - frames[qf, 2]) ** 2)
-    l_w = math.sqrt((xs[rw, 0] - frames[qt, 0]) ** 2 + (xs[rw, 1] - frames[qt, 1]) ** 2
-                    + (xs[rw, 2] - frames[qt, 2]) ** 2)
+    l_w = math.sqrt((t_x[rw, 0] - frames[qt, 0]) ** 2 + (t_x[rw, 1] - frames[qt, 1]) ** 2
+                    + (t_x[rw, 2] - frames[qt, 2]) ** 2)
     reach = alpha * (l_v + l_w) + tol
     return d_min <= reach * reach, w
 
 
 @njit(cache=True, inline="always")
-def _partner_in_contact(x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, tol):
-    """Whether the semi-spring of face ft of element ct at its vertex w is in contact with
-    face f of element c: face f accepts its point with a negative distance (the partner's
-    own test)."""
-    p0, p1, p2 = semi_spring_point(xs, bt, ft, w, alpha)
-    accepted, delta, _, _, _, _, _, _, _, _, g = _face_contact(frames, active, x, b, c, f, p0,
-                                                               p1, p2, tol, False)
+def _partner_in_contact(mesh, t_x, b, t_base, c, f, t_elem, t_face, w, params):
+    """Whether the semi-spring of face t_face of element t_elem (nodes t_x[t_base + a]) at
+    its vertex w is in contact with face f of own element c (nodes mesh.x[b + a]): face f
+    accepts its point with a negative distance (the partner's own test)."""
+    p0, p1, p2 = semi_spring_point(t_x, t_base, t_face, w, params.alpha)
+    accepted, delta, _, _, _, _, _, _, _, _, g = _face_contact(
+        mesh.frames, mesh.active, mesh.x, b, c, f, p0, p1, p2, params.tol, False)
     return accepted and delta < 0.0 and g == f
 
 
 @njit(cache=True)
-def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames, candidates,
-                         elem, face, vertex, alpha, tol, target, overlap, normal, slip, own_w,
-                         target_node, target_w, target_elem, share, placed, offset, f_t):
-    """Target face, overlap, normal, slip and share of every semi-spring (module
-    docstring): per body (``body``: each contact element's body, by any numbering) the face of the
-    largest signed distance, and of those the deepest contact, or where the point is in
-    contact with no body the nearest face within the tolerance. Open semi-springs get
-    overlap 0 and share 0 (target: the face within the tolerance, or -1); a share above 0
-    is that of a contact already formed and is kept while ``placed`` (whether the
-    semi-spring is at a place) stays the same. A forming contact sets ``offset``, its depth
-    beyond this step's approach (module docstring), which the overlap leaves out while the
-    contact lasts. A contact forms, or passes to another element, only on a face turned
-    toward the point's own face or (passing) continuing the face of its last ``normal``
-    (module docstring). Returns the deepest overlap [m].
+def semi_spring_geometry(mesh, records, candidates, params):
+    """Target face, overlap, normal, slip and share of every semi-spring of ``records``
+    (solver.cdem.contact.records.RecordArrays) on the contact elements of ``mesh`` (a
+    ContactMesh; all three packed, solver.cdem.packed), with its potential targets
+    ``candidates`` (n, N_CANDIDATES; faces 6 c + f of the contact elements, -1 pads) and the
+    indentation alpha and tolerance tol of ``params`` (ContactParams) (module docstring): per
+    body (mesh.body: each contact element's body, by any numbering) the face of the largest
+    signed distance, and of those the deepest contact, or where the point is in contact with no
+    body the nearest face within the tolerance. Open semi-springs get overlap 0 and share 0
+    (target: the face within the tolerance, or -1); a share above 0 is that of a contact already
+    formed and is kept while ``placed`` (whether the semi-spring is at a place) stays the same.
+    A forming contact sets ``offset``, its depth beyond this step's approach (module docstring),
+    which the overlap leaves out while the contact lasts. A contact forms, or passes to another
+    element, only on a face turned toward the point's own face or (passing) continuing the face
+    of its last ``normal`` (module docstring). Returns the deepest overlap [m].
 
     A potential target is passed over where its plane bound (plane distance + WARP_BOUND
     warp, _nearest_face) cannot raise its body's largest delta, and where the point lies
@@ -347,6 +356,15 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
     lies inside of (an accepted face with delta < 0, whose element's nearest face is then
     known): a face below the point leads to the element's nearest face, no higher than the
     body's largest delta in either case."""
+    mesh, records, params = mesh.value, records.value, params.value
+    alpha, tol = params.alpha, params.tol
+    x, du, ghost_x, ghost_du, base = mesh.x, mesh.du, mesh.ghost_x, mesh.ghost_du, mesh.base
+    n_own, gid, active, body, frames = mesh.n_own, mesh.gid, mesh.active, mesh.body, mesh.frames
+    elem, face, vertex, target = records.elem, records.face, records.vertex, records.target
+    f_t, overlap, normal, slip = records.f_t, records.overlap, records.normal, records.slip
+    own_w, target_node, target_w = records.own_w, records.target_node, records.target_w
+    target_elem, share, placed = records.target_elem, records.share, records.placed
+    offset = records.offset
     w_other = 0.25 * alpha
     w_vertex = 1.0 - alpha + w_other
     deepest = 0.0
@@ -369,29 +387,29 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
             fc = candidates[s, j]
             if fc < 0:
                 break
-            ct = fc // 6
-            admitted, plane = _plane_admits(frames, ct, fc, p0, p1, p2, tol)
+            t_elem = fc // 6
+            admitted, plane = _plane_admits(frames, t_elem, fc, p0, p1, p2, tol)
             if not admitted:
                 continue
-            i = index_in(b_body, n_bodies, body[ct])
-            k = index_in(inside, n_inside, ct)
+            i = index_in(b_body, n_bodies, body[t_elem])
+            k = index_in(inside, n_inside, t_elem)
             if ((k < n_inside or (i < n_bodies and b_d[i] >= 0.0))
                     and b_d[i] >= plane + WARP_BOUND * frames[fc, 6] + round_off):
                 continue
-            xs = x if ct < n_own else gx
+            t_x = x if t_elem < n_own else ghost_x
             accepted, d, c_xi, c_eta, _, _, _, c_n0, c_n1, c_n2, g = _face_contact(
-                frames, active, xs, base[ct], ct, fc - 6 * ct, p0, p1, p2, tol, True)
+                frames, active, t_x, base[t_elem], t_elem, fc - 6 * t_elem, p0, p1, p2, tol, True)
             if not accepted:
                 continue
             if d < 0.0 and k == n_inside:
-                inside[n_inside] = ct
+                inside[n_inside] = t_elem
                 n_inside += 1
             if i == n_bodies:
                 n_bodies += 1
-                b_body[i] = body[ct]
+                b_body[i] = body[t_elem]
             elif d <= b_d[i]:
                 continue
-            b_face[i] = 6 * ct + g
+            b_face[i] = 6 * t_elem + g
             b_d[i] = d
             b_geo[i, 0], b_geo[i, 1], b_geo[i, 2], b_geo[i, 3], b_geo[i, 4] = (
                 c_xi, c_eta, c_n0, c_n1, c_n2)
@@ -416,33 +434,35 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
             placed[s] = False
             continue
         u0, u1, u2 = semi_spring_point(du, b, f, v, alpha)
-        ct = best // 6
-        ft = best - 6 * ct
-        xs = x if ct < n_own else gx
-        us = du if ct < n_own else gdu
-        bt = base[ct]
+        t_elem = best // 6
+        t_face = best - 6 * t_elem
+        t_x = x if t_elem < n_own else ghost_x
+        t_du = du if t_elem < n_own else ghost_du
+        t_base = base[t_elem]
         own = 6 * c + f
         opens = delta >= 0.0
         if not opens and not _faces(frames, best, own):
             continuing = (frames[best, 3] * normal[s, 0] + frames[best, 4] * normal[s, 1]
                           + frames[best, 5] * normal[s, 2]) >= FACING
-            if share[s] == 0.0 or (last_elem != gid[ct] and not continuing):
-                g, dg = _nearest_facing_face(frames, xs, bt, ct, active, own, p0, p1, p2)
+            if share[s] == 0.0 or (last_elem != gid[t_elem] and not continuing):
+                g, dg = _nearest_facing_face(frames, t_x, t_base, t_elem, active, own, p0,
+                                             p1, p2)
                 opens = g < 0 or -dg > FACING_REACH * math.sqrt(frames[own, 7])
                 if not opens:
-                    ft = g
+                    t_face = g
                     accepted, delta, xi, eta, _, _, _, n0, n1, n2 = _one_face_contact(
-                        frames, xs, bt, ct, g, p0, p1, p2, tol, False)
+                        frames, t_x, t_base, t_elem, g, p0, p1, p2, tol, False)
                     opens = not accepted or delta >= 0.0
-            elif (last_elem == gid[ct] and last_target % 6 != ft
-                  and _faces(frames, 6 * ct + last_target % 6, own)):
-                g, dg = _nearest_facing_face(frames, xs, bt, ct, active, own, p0, p1, p2)
-                if g >= 0 and delta - dg > tol + _relative_step(us, bt, ft, u0, u1, u2):
+            elif (last_elem == gid[t_elem] and last_target % 6 != t_face
+                  and _faces(frames, 6 * t_elem + last_target % 6, own)):
+                g, dg = _nearest_facing_face(frames, t_x, t_base, t_elem, active, own, p0,
+                                             p1, p2)
+                if g >= 0 and delta - dg > tol + _relative_step(t_du, t_base, t_face, u0, u1, u2):
                     accepted, d, g_xi, g_eta, _, _, _, g_n0, g_n1, g_n2 = _one_face_contact(
-                        frames, xs, bt, ct, g, p0, p1, p2, tol, False)
+                        frames, t_x, t_base, t_elem, g, p0, p1, p2, tol, False)
                     if accepted and d < 0.0:
-                        ft, delta, xi, eta, n0, n1, n2 = g, d, g_xi, g_eta, g_n0, g_n1, g_n2
-        target[s] = 6 * gid[ct] + ft
+                        t_face, delta, xi, eta, n0, n1, n2 = g, d, g_xi, g_eta, g_n0, g_n1, g_n2
+        target[s] = 6 * gid[t_elem] + t_face
         if opens:
             share[s] = 0.0
             placed[s] = False
@@ -451,14 +471,14 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
                    0.25 * (1.0 + xi) * (1.0 + eta), 0.25 * (1.0 - xi) * (1.0 + eta))
         m0 = m1 = m2 = 0.0
         for k in range(4):
-            r = bt + FACES[ft, k]
-            m0 += weights[k] * us[r, 0]
-            m1 += weights[k] * us[r, 1]
-            m2 += weights[k] * us[r, 2]
+            r = t_base + FACES[t_face, k]
+            m0 += weights[k] * t_du[r, 0]
+            m1 += weights[k] * t_du[r, 1]
+            m2 += weights[k] * t_du[r, 2]
         d0, d1, d2 = u0 - m0, u1 - m1, u2 - m2
         if share[s] == 0.0:
             offset[s] = max(0.0, d0 * n0 + d1 * n1 + d2 * n2 - delta)
-        elif last_elem != gid[ct]:
+        elif last_elem != gid[t_elem]:
             jump = -delta - offset[s] - (last_overlap - (d0 * n0 + d1 * n1 + d2 * n2))
             if jump > tol:
                 offset[s] += jump
@@ -470,13 +490,13 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
         normal[s, 0] = n0
         normal[s, 1] = n1
         normal[s, 2] = n2
-        target_elem[s] = ct
-        at_place, w = _place(x, xs, b, bt, frames, c, f, v, ct, ft, alpha, tol)
-        turned = last_elem == gid[ct] and last_target != target[s]
+        target_elem[s] = t_elem
+        at_place, w = _place(x, t_x, b, t_base, frames, c, f, v, t_elem, t_face, alpha, tol)
+        turned = last_elem == gid[t_elem] and last_target != target[s]
         if share[s] == 0.0 or (at_place != placed[s] and not turned
-                               and _faces(frames, 6 * ct + ft, own)):
+                                       and _faces(frames, 6 * t_elem + t_face, own)):
             decided = 0.5 if at_place and _partner_in_contact(
-                x, xs, b, bt, frames, active, c, f, ct, ft, w, alpha, tol) else 1.0
+                mesh, t_x, b, t_base, c, f, t_elem, t_face, w, params) else 1.0
             if share[s] == 0.0:
                 share[s] = decided
             elif decided != share[s]:
@@ -491,7 +511,7 @@ def semi_spring_geometry(x, du, gx, gdu, base, n_own, gid, active, body, frames,
         deepest = max(deepest, overlap[s])
         for k in range(4):
             own_w[s, k] = w_vertex if k == v else w_other
-            target_node[s, k] = 8 * ct + FACES[ft, k]
+            target_node[s, k] = 8 * t_elem + FACES[t_face, k]
             target_w[s, k] = weights[k]
         slip[s, 0] = d0
         slip[s, 1] = d1
