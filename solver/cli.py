@@ -454,6 +454,7 @@ def _main(argv: list[str] | None) -> int:
     from solver import interrupt
     from solver.errors import EXIT_INPUT, EXIT_OUTPUT, InputError, OutputFailed
 
+    interrupt.mpi_started()
     comm = MPI.COMM_WORLD.Dup()
     commands = {"describe": _describe, "init": _init, "cases": _cases, "render": _render}
     try:

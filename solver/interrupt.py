@@ -9,7 +9,8 @@ the signal stops the command at once: on one rank it raises :class:`Terminated`,
 command line turns into its exit code (and a folder it began is removed); on several ranks,
 where another rank may wait in a collective, the process ends in the handler itself with
 the exit code, which is safe at any instruction (an exception raised inside the import of a
-compiled module turns into an ImportError), and mpiexec ends the others. Neither prints a
+compiled module turns into an ImportError), and mpiexec ends the others. A signal that
+comes on several ranks before MPI has started waits until it has (:func:`mpi_started`). Neither prints a
 traceback or an MPI abort.
 """
 
@@ -42,8 +43,28 @@ def _handler(signum, _frame) -> None:
 def _terminate(signum, _frame) -> None:
     rank, size = world()
     if size > 1:
+        if not _mpi_started():
+            _received["at_start"] = signum
+            return
         stop_now(signum, rank)
     raise Terminated(signum)
+
+
+def _mpi_started() -> bool:
+    """Whether MPI has started on this process (mpi4py.MPI imported and initialised)."""
+    module = sys.modules.get("mpi4py.MPI")
+    started = getattr(module, "Is_initialized", None)
+    return started is not None and started() and not module.Is_finalized()
+
+
+def mpi_started() -> None:
+    """Act on a signal that came, on several ranks, before MPI had started here: the
+    command line calls it once mpi4py is imported. A rank that ended before its MPI_Init
+    would leave the others spinning in theirs for ever (MPICH's start-up waits on shared
+    memory, not on mpiexec), so :func:`_terminate` only notes such a signal."""
+    signum = _received.pop("at_start", 0)
+    if signum:
+        _terminate(signum, None)
 
 
 def stop_now(signum: int, rank: int) -> None:
@@ -60,8 +81,7 @@ def world() -> tuple[int, int]:
     """(rank, size) of this process: from MPI once it is started, else from what the
     launcher put in the environment (MPICH's PMI_RANK and PMI_SIZE, Open MPI's
     OMPI_COMM_WORLD_RANK and _SIZE), else (0, 1). A signal may come before MPI is."""
-    started = getattr(sys.modules.get("mpi4py.MPI"), "Is_initialized", None)
-    if started is not None and started() and not sys.modules["mpi4py.MPI"].Is_finalized():
+    if _mpi_started():
         world_comm = sys.modules["mpi4py.MPI"].COMM_WORLD
         return world_comm.rank, world_comm.size
     for rank, size in (("PMI_RANK", "PMI_SIZE"),
