@@ -1,4 +1,4 @@
-"""What a CDEM case measures: observers of the time loop and the theory they compare to.
+"""Observers of the time loop that check a CDEM case against its theory.
 
 * ``pendulum``: a body pinned on an axis swinging under gravity, against the rigid-body ODE
   I psi'' = axis . (r_c(psi) x M g) (solved with scipy solve_ivp), I and r_c from the mesh's
@@ -13,8 +13,6 @@
   forces against its weight m |g|.
 * ``stack``: blocks on a tilting platform; the tilt at which a block has moved more than
   ``failure_displacement`` during the last stage (no closed form).
-* ``landslide``: a landslide from gravity equilibrium to its deposit (solver.cdem.landslide):
-  equilibrium reaction against the weight, travel, runout, fragmentation, deposit map.
 """
 
 from __future__ import annotations
@@ -27,15 +25,12 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 from solver.cdem.config import Config
-from solver.cdem.landslide import LandslideObserver
 from solver.cdem.model import MaterialTable, group_ids
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.reference_hex import gauss_points, jacobians, shape_values
 from solver.mesh.topology import FACES, face_areas, shared_faces
 from solver.parallel import on_root
 from solver.rotation import rotate_about_axis
-
-
 
 
 def _global_sum(comm, values) -> np.ndarray:
@@ -409,20 +404,3 @@ class StackObserver:
     def results(self) -> dict:
         return {"failure_angle_deg": self.failure_angle, "max_block_displacement": self.moved}
 
-
-OBSERVERS = {"pendulum": PendulumObserver, "failure": FailureObserver,
-             "sliding": SlidingObserver, "resting": RestingObserver, "stack": StackObserver}
-
-
-def make_observer(comm, cfg: Config, mesh: HexMesh | None, where: str, output=None):
-    """The observer of the case's ``analysis.type`` (or None), set up from the whole mesh,
-    which only rank 0 holds (None elsewhere); ``output`` = (run folder, case name) for the
-    observers that write tables and plots (solver.cdem.landslide). Collective."""
-    kind = cfg.analysis.type
-    if kind == "column":
-        return ColumnObserver(comm, cfg, mesh)
-    if kind == "landslide":
-        return LandslideObserver(comm, cfg, mesh, where, output)
-    if kind in OBSERVERS:
-        return OBSERVERS[kind](comm, cfg, mesh, where)
-    return None

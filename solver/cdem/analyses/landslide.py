@@ -31,7 +31,7 @@ centre of mass from x0 (``com_drop_m`` its drop); ``runout_m`` the advance of th
 front along the horizontal direction of that travel (the farthest node beyond the farthest
 node of x0); ``broken_fraction`` of the inner interfaces (``sliding_faces_broken_fraction``
 for the mass-bed ones); ``deposit_thickness_max_m`` from the plan-view deposit map
-(solver.cdem.deposit); ``peak_speed_mps`` the largest sampled speed of the sliding body's
+(solver.cdem.analyses.deposit); ``peak_speed_mps`` the largest sampled speed of the sliding body's
 centre of mass; ``mobilised_friction_deg`` above; ``lost_elements`` the mass elements that
 ended below every initial node (they fell off the modelled ground and the results miss
 them).
@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 from mpi4py import MPI
 
-from solver.cdem import deposit
+from solver.cdem.analyses import deposit
 from solver.cdem.config import Config
 from solver.cdem.interface import INTACT
 from solver.cdem.model import MaterialTable, group_ids
