@@ -264,9 +264,9 @@ def joint_spring(overlap, f, d, n, k_n, k_t, tan_phi, tension_force, cohesion_fo
     **compression positive** (the caller adds each step's increment, Feng et al. 2014 Eq. 13);
     F_n = k_n delta, compression positive, the force on A is F_n n (n unit normal from B to A);
     f the shear force on A, d = du_A - du_B the step's relative displacement increment (f, d
-    and n each a 3-tuple (x, y, z)); k_n, k_t spring constants [N/m]; tension_force T A and cohesion_force c A [N] of
-    the intact joint; state INTACT, BROKEN_TENSION or BROKEN_SHEAR; breakable: whether the
-    failure criteria apply.
+    and n each a 3-tuple (x, y, z)); k_n, k_t spring constants [N/m]; tension_force T A and
+    cohesion_force c A [N] of the intact joint; state INTACT, BROKEN_TENSION or BROKEN_SHEAR;
+    breakable: whether the failure criteria apply.
 
     * Intact, F_n < -T A: tensile failure; both springs are released.
     * Intact shear strength S = c A + F_n tan(phi), the Mohr-Coulomb line on the signed normal
