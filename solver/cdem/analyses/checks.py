@@ -28,7 +28,8 @@ from solver.cdem.config import Config
 from solver.cdem.model import MaterialTable, group_ids
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.reference_hex import gauss_points, jacobians, shape_values
-from solver.mesh.topology import FACES, face_areas, shared_faces
+from solver.mesh.measures import MeshMeasures
+from solver.mesh.topology import FACES, face_areas
 from solver.parallel import on_root
 from solver.rotation import rotate_about_axis
 
@@ -143,18 +144,18 @@ class PendulumObserver:
                 "inertia_about_axis": self.inertia, "mass": self.mass}
 
 
-def _block_geometry(mesh: HexMesh, cfg: Config, where: str):
-    """Mass, size and base contact area of the failure-test block (its group) and the
-    interface faces between it and the rest of the mesh."""
+def _block_geometry(mesh: HexMesh, measures: MeshMeasures, cfg: Config, where: str):
+    """Mass, size and base contact area of the failure-test block (its group): the area of
+    the interface faces between it and the rest of the mesh."""
     in_block = np.isin(mesh.groups, _block_ids(mesh, cfg, where))
     pts = mesh.points[mesh.cells[in_block]].reshape(-1, 3)
-    topo = shared_faces(mesh.cells)
+    topo = measures.topology
     cross = in_block[topo.elem[:, 0]] != in_block[topo.elem[:, 1]]
     quads = mesh.points[mesh.cells[topo.elem[cross, 0][:, None], topo.local_nodes[cross, 0]]]
     return _block_mass(mesh, cfg, where), np.ptp(pts, axis=0), face_areas(quads).sum()
 
 
-def failure_theory(cfg: Config, mesh: HexMesh, where: str) -> float:
+def failure_theory(cfg: Config, mesh: HexMesh, measures: MeshMeasures, where: str) -> float:
     """Closed-form critical load of a rigid block glued by uniform springs to its base.
 
     The block (mass M, width b along x, depth d along y, height h along z, base area
@@ -172,7 +173,7 @@ def failure_theory(cfg: Config, mesh: HexMesh, where: str) -> float:
     Returns lambda for ``tensile``, theta in degrees otherwise.
     """
     a = cfg.analysis
-    mass, (b, d, h), area = _block_geometry(mesh, cfg, where)
+    mass, (b, d, h), area = _block_geometry(mesh, measures, cfg, where)
     g = float(np.linalg.norm(cfg.gravity))
     weak = cfg.interface.pairs[0] if cfg.interface.pairs else None
     T = weak.tensile_strength if weak else cfg.materials[0].tensile_strength
@@ -196,9 +197,10 @@ def failure_theory(cfg: Config, mesh: HexMesh, where: str) -> float:
 class FailureObserver:
     """Records the load at the first broken spring."""
 
-    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, where: str):
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, measures: MeshMeasures | None,
+                 where: str):
         self.cfg = cfg
-        self.theory = on_root(comm, lambda: failure_theory(cfg, mesh, where))
+        self.theory = on_root(comm, lambda: failure_theory(cfg, mesh, measures, where))
         self.critical = None
 
     def __call__(self, record) -> None:
