@@ -167,7 +167,7 @@ def set_up(comm, mesh_path: Path) -> tuple[Phases, dict]:
     del mesh
     control = StepControl(comm, model.step_bound, model.active_faces, cfg.time.safety,
                           cfg.time.dt)
-    TimeLoop(comm, model, cfg.gravity, control.step(cfg.stages[0].damping_terms), control)
+    TimeLoop(comm, model, cfg.gravity, control=control)
     phases.done("time_loop")
     return phases, sizes
 

@@ -132,8 +132,7 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     del mesh
     control = StepControl(comm, model.step_bound, model.active_faces, cfg.time.safety,
                           cfg.time.dt)
-    loop = TimeLoop(comm, model, cfg.gravity, control.step(cfg.stages[0].damping_terms),
-                    control)
+    loop = TimeLoop(comm, model, cfg.gravity, control=control)
     writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled,
                          group_names=group_names) if cfg.output.vtk else None)
     frames = PeriodicFrames(writer, model, cfg.output.every)
