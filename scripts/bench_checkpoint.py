@@ -14,7 +14,7 @@ import numpy as np
 from mpi4py import MPI
 
 from solver.cdem import checkpoint
-from solver.cdem.bench_scale import heap_config, heap_mesh
+from solver.bench.scale import heap_config, heap_mesh
 from solver.cdem.model import model_from_mesh
 from solver.cdem.timeloop import TimeLoop
 

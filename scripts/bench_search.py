@@ -19,7 +19,7 @@ import numpy as np
 from mpi4py import MPI
 from scipy.spatial import cKDTree
 
-from solver.cdem.bench_scale import heap_config, heap_mesh
+from solver.bench.scale import heap_config, heap_mesh
 from solver.cdem.contact.detect import face_spheres, find_candidates
 from solver.cdem.contact.exchange import semi_spring_points
 from solver.cdem.contact.frames import face_frames

@@ -18,9 +18,11 @@ calls of solver.cdem.run._run_partition, in its order, grouped into phases:
 
 * read: mesh_from_config on rank 0 (meshio, the mesh checks);
 * check_case: the case against the mesh, on rank 0;
-* distribute: the case digest, the shared faces, volumes and partition on rank 0, and every
-  rank's part sent to it;
-* observer: make_observer (the landslide observer's set-up from the whole mesh on rank 0);
+* distribute: the case digest, the mesh's measures (shared faces, volumes, centroids, face
+  areas; solver.mesh.measures) and the partition on rank 0, and every rank's part sent to
+  it;
+* observer: make_observer (the landslide observer's set-up from the whole mesh and its
+  measures on rank 0);
 * build_model: every rank's model from its part;
 * time_step: the stability limits, the stages' steps and check_time_step on rank 0;
 * time_loop: the whole mesh released, the step control and the TimeLoop made.
@@ -62,6 +64,7 @@ from solver.io import checkpoint as files
 from solver.io.summary import git_commit
 from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
+from solver.mesh.measures import measure
 from solver.parallel import root_only
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,11 +149,13 @@ def set_up(comm, mesh_path: Path) -> tuple[Phases, dict]:
     root_only(comm, lambda: check_case(cfg, mesh, where))
     phases.done("check_case")
     files.case_digest(resolved_data(case))
-    part = distribute(comm, mesh, cfg.partitioner, f"{where}: mesh", None)
+    measures = root_only(comm, lambda: measure(mesh, f"{where}: mesh"))
+    part = distribute(comm, mesh, measures, cfg.partitioner, None)
     sizes = {"elements": part.n_cells, "faces": part.n_faces,
              "nodes": len(mesh.points) if mesh is not None else None}
     phases.done("distribute")
-    make_observer(comm, cfg, mesh, where, (out_dir, case.name))
+    make_observer(comm, cfg, mesh, measures, where, (out_dir, case.name))
+    del measures
     phases.done("observer")
     model = build_model(comm, cfg, part, where)
     del part
@@ -162,7 +167,7 @@ def set_up(comm, mesh_path: Path) -> tuple[Phases, dict]:
     del mesh
     control = StepControl(comm, model.step_bound, model.active_faces, cfg.time.safety,
                           cfg.time.dt)
-    TimeLoop(comm, model, cfg.gravity, control.step(cfg.stages[0].damping_terms), control)
+    TimeLoop(comm, model, cfg.gravity, control=control)
     phases.done("time_loop")
     return phases, sizes
 

@@ -22,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from solver.pointmass.dem import Grid2D, write_asc  # noqa: E402
+from solver.pointmass.terrain import Grid2D, write_asc  # noqa: E402
 
 SPACING = 2.0
 X_TOE, TOE_LENGTH = 110.0, 15.0

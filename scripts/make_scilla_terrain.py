@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from solver.pointmass.dem import Grid2D, write_asc  # noqa: E402
+from solver.pointmass.terrain import Grid2D, write_asc  # noqa: E402
 
 SPACING = 50.0
 WIDTH, LENGTH = 4000.0, 4500.0

@@ -12,7 +12,7 @@ MPICH's (the ``mpich`` wheel's) runs oversubscribed as it is. With ``--repeat K`
 runs K times and keeps the run of least work (below), the one least disturbed by other jobs
 on the host; the point lists every run's T and W.
 
-Per rank and step (solver.cdem.bench_scale): ``step_s`` the wall time of the step,
+Per rank and step (solver.bench.scale): ``step_s`` the wall time of the step,
 ``waiting_s`` the part of it in the exchanges (neighbour collectives, reductions),
 ``busy_s = step_s - waiting_s``, ``cpu_s`` the process's CPU time; the counts (elements E,
 contact records R, ghost elements G, neighbour ranks, messages and bytes per step) and the

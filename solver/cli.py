@@ -404,10 +404,10 @@ def _bench(args, comm) -> int:
     from solver.parallel import root_only
     root_only(comm, lambda: _check_bench(args))
     if args.scale:
-        from solver.cdem.bench_scale import run_scale_bench
+        from solver.bench.scale import run_scale_bench
         run_scale_bench(comm, n_elements=args.scale, steps=args.steps, json_path=args.json)
         return 0
-    from solver.cdem.bench import run_bench
+    from solver.bench.throughput import run_bench
     run_bench(comm, n_elements=args.elements, steps=args.steps, heap=args.heap,
               json_path=args.json)
     return 0

@@ -18,6 +18,7 @@ from solver.cdem.run import _work_imbalance
 from solver.cdem.timeloop import TimeLoop
 from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
+from solver.mesh.measures import measure
 from solver.parallel import global_median
 
 CASE = {
@@ -230,8 +231,9 @@ def test_arrays_held_per_rank_shrink_with_the_rank_count():
                 contact={"enabled": True})
     cfg = from_dict(Config, case, "mpi-test", "", None)
     mesh = mesh_from_config(cfg.mesh, "mpi-test")
-    part = distribute(comm, mesh, cfg.partitioner, "mpi-test")
-    serial_part = distribute(MPI.COMM_SELF, mesh, cfg.partitioner, "mpi-test")
+    measures = measure(mesh, "mpi-test")
+    part = distribute(comm, mesh, measures, cfg.partitioner)
+    serial_part = distribute(MPI.COMM_SELF, mesh, measures, cfg.partitioner)
     model = build_model(comm, cfg, part, "mpi-test")
     serial = build_model(MPI.COMM_SELF, cfg, serial_part, "mpi-test")
     share = 1.0 / comm.size

@@ -18,7 +18,8 @@ Z = np.array([0.0, 0.0, 1.0])
 
 def cundall_strack(f_t, d, normal, k_t, mu, f_n, c):
     """The kernel on 3-vectors: (f_t_new (3,), sliding, dissipated)."""
-    f0, f1, f2, sliding, dissipated = cundall_strack_xyz(*f_t, *d, *normal, k_t, mu, f_n, c)
+    f0, f1, f2, sliding, dissipated = cundall_strack_xyz(tuple(f_t), tuple(d), tuple(normal),
+                                                         k_t, mu, f_n, c)
     return np.array([f0, f1, f2]), sliding, dissipated
 
 
@@ -30,8 +31,8 @@ def joint(overlap, f_t, d, state, k_n=1e6, k_t=1e5, tan_phi=0.5, tension=200.0, 
           breakable=True, normal=Z):
     """joint_spring on 3-vectors: (f_n, f_t (3,), state, released, dissipated)."""
     f_n, f0, f1, f2, state, released, dissipated = joint_spring(
-        overlap, *np.asarray(f_t, float), *np.asarray(d, float), *normal, k_n, k_t, tan_phi,
-        tension, cohesion, state, breakable)
+        overlap, tuple(np.asarray(f_t, float)), tuple(np.asarray(d, float)), tuple(normal), k_n,
+        k_t, tan_phi, tension, cohesion, state, breakable)
     return f_n, np.array([f0, f1, f2]), state, released, dissipated
 
 

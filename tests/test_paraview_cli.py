@@ -205,7 +205,7 @@ def _write_geotiff(path, grid, missing=None):
 def scilla_runs(tmp_path_factory):
     """The Scilla-like slide (one run) on its ESRI ASCII rasters and on GeoTIFF copies of them
     (UTM 33N; the thickness lens with nodata where it is zero)."""
-    from solver.pointmass.dem import read_grid
+    from solver.pointmass.terrain import read_grid
     folder = tmp_path_factory.mktemp("scilla")
     terrain = ROOT / "meshes" / "terrain"
     _write_geotiff(folder / "dem.tif", read_grid(str(terrain / "scilla_dem.asc")))
@@ -241,7 +241,7 @@ def test_geotiff_case_runs_like_the_ascii_grid(scilla_runs):
     ("nodata", "nodes have no data"),
 ])
 def test_geotiff_input_errors_are_one_line_exit_2(dem, message, tmp_path, monkeypatch, capsys):
-    from solver.pointmass.dem import read_grid
+    from solver.pointmass.terrain import read_grid
     path = tmp_path / "dem.tif"
     if dem == "missing_rasterio":
         path.write_bytes(b"")
@@ -262,7 +262,7 @@ def test_geotiff_input_errors_are_one_line_exit_2(dem, message, tmp_path, monkey
 def test_rockfall_reads_the_geotiff_that_describe_lists(tmp_path, capsys):
     """``describe rockfall`` names GeoTIFF for the raster terrain, and one block on a GeoTIFF
     copy of the gully DEM ends where it ends on the ESRI ASCII grid."""
-    from solver.pointmass.dem import read_grid
+    from solver.pointmass.terrain import read_grid
     assert main(["describe", "rockfall"]) == 0
     path_line = next(line for line in capsys.readouterr().out.splitlines()
                      if line.startswith("terrain.path "))

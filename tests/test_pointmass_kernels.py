@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from solver.errors import InputError
-from solver.pointmass.dem import Grid2D, read_grid, write_asc
+from solver.pointmass.terrain import Grid2D, read_grid, write_asc
 from solver.pointmass.expression import compile_expression
 from solver.pointmass.forces import RbSystem, ep_factor, scatter_link_forces
 from solver.pointmass.surface import Raster, SphereCup

@@ -30,6 +30,7 @@ from solver.cdem.stable_step import element_frequency
 from solver.errors import InputError
 from solver.mesh.distribute import whole
 from solver.mesh.hexmesh import HexMesh
+from solver.mesh.measures import measure
 from solver.resources import need_count, need_disk
 
 STEP_CAP = 1e8
@@ -241,9 +242,11 @@ def _stiffest_springs(cfg: Config, mesh: HexMesh, table: MaterialTable, mats, h:
                       where: str) -> tuple[str, float]:
     """The field setting the stiffest springs per unit area, interface or contact, and its
     value. A node carries up to 3 interface springs and up to 6 contact semi-springs (the
-    weights of the stable-step estimate)."""
+    weights of the stable-step estimate). The interface springs come from the mesh's
+    measures, computed here: the set-up has released its own before the model build, and
+    this error path runs once, at the end of a run that cannot start."""
     candidates = []
-    part = whole(mesh, where)
+    part = whole(mesh, measure(mesh, where))
     if len(part.faces):
         k_n, k_s = spring_stiffness(cfg, table, part, where)
         f = int(np.argmax(np.maximum(k_n, k_s)))

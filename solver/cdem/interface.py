@@ -113,9 +113,9 @@ def interface_step(x, du, springs, breakable, tally, handover=False):
             un = u_n[q, k] + dn
             u_n[q, k] = un
             fn, s0, s1, s2, st, released, dissipated = joint_spring(
-                -un, f_s[q, k, 0], f_s[q, k, 1], f_s[q, k, 2], -r0, -r1, -r2, -n0, -n1, -n2,
-                kn, ks, tan_phi[q], tensile[q] * area[q], cohesion[q] * area[q], state[q, k],
-                breakable)
+                -un, (f_s[q, k, 0], f_s[q, k, 1], f_s[q, k, 2]), (-r0, -r1, -r2),
+                (-n0, -n1, -n2), kn, ks, tan_phi[q], tensile[q] * area[q],
+                cohesion[q] * area[q], state[q, k], breakable)
             if st != state[q, k]:
                 state[q, k] = st
                 n_broken += 1

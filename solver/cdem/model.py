@@ -29,8 +29,9 @@ from solver.cdem.state import Elements, InterfaceSprings, Nodes, StrengthRamp
 from solver.errors import InputError
 from solver.mesh.distribute import MeshPart, distribute
 from solver.mesh.hexmesh import HexMesh
+from solver.mesh.measures import measure
 from solver.mesh.topology import FACES, face_areas
-from solver.parallel import global_median
+from solver.parallel import global_median, root_only
 
 
 def group_ids(label: str, present: np.ndarray, names: dict[int, str], where: str) -> np.ndarray:
@@ -461,4 +462,5 @@ def model_from_mesh(comm, cfg: Config, mesh: HexMesh | None, where: str,
                     work: np.ndarray | None = None) -> Model:
     """Partition ``mesh`` (needed on rank 0 only) over comm, by the elements' ``work`` (on
     rank 0; None: the same for all), and build this rank's model."""
-    return build_model(comm, cfg, distribute(comm, mesh, cfg.partitioner, where, work), where)
+    measures = root_only(comm, lambda: measure(mesh, where))
+    return build_model(comm, cfg, distribute(comm, mesh, measures, cfg.partitioner, work), where)

@@ -29,6 +29,7 @@ from solver.interrupt import Interrupted
 from solver.io import checkpoint as files
 from solver.mesh.build import mesh_from_config
 from solver.mesh.distribute import distribute
+from solver.mesh.measures import measure
 from solver.modules import TEMPLATES, ModuleSpec
 from solver.parallel import root_only
 
@@ -116,9 +117,11 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     mesh = root_only(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
     root_only(comm, lambda: check_case(cfg, mesh, where))
     digest = files.run_digest(ctx.out_dir, case)
-    part = distribute(comm, mesh, cfg.partitioner, f"{where}: mesh",
-                      _restart_work(comm, ctx, digest, mesh, where))
-    observer = make_observer(comm, cfg, mesh, where, (ctx.out_dir, case.name))
+    work = _restart_work(comm, ctx, digest, mesh, where)
+    measures = root_only(comm, lambda: measure(mesh, f"{where}: mesh"))
+    part = distribute(comm, mesh, measures, cfg.partitioner, work)
+    observer = make_observer(comm, cfg, mesh, measures, where, (ctx.out_dir, case.name))
+    del measures
     model = build_model(comm, cfg, part, where)
     group_names = part.group_names
     del part
@@ -129,8 +132,7 @@ def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
     del mesh
     control = StepControl(comm, model.step_bound, model.active_faces, cfg.time.safety,
                           cfg.time.dt)
-    loop = TimeLoop(comm, model, cfg.gravity, control.step(cfg.stages[0].damping_terms),
-                    control)
+    loop = TimeLoop(comm, model, cfg.gravity, control=control)
     writer = (CdemWriter(comm, ctx.out_dir, case.name, cfg.contact.enabled,
                          group_names=group_names) if cfg.output.vtk else None)
     frames = PeriodicFrames(writer, model, cfg.output.every)

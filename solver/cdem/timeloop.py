@@ -275,10 +275,11 @@ class TimeLoop:
     and in the contact; ``step_seconds`` its wall time in the steps and ``waiting_seconds``
     the part of it in the exchanges (the neighbour collectives and the step's reductions),
     where it waits for the other ranks; ``busy_seconds`` the rest since the work imbalance
-    was last taken (solver.cdem.run): what a partition by work balances.
+    was last taken (solver.cdem.run): what a partition by work balances. ``dt`` is the step
+    to start with; without it the first :meth:`set_step` (or a checkpoint) gives it.
     """
 
-    def __init__(self, comm, model: Model, gravity, dt: float,
+    def __init__(self, comm, model: Model, gravity, dt: float | None = None,
                  control: StepControl | None = None):
         self.comm = comm
         self.control = control
@@ -314,14 +315,15 @@ class TimeLoop:
 
     def set_glue(self, glued: np.ndarray) -> None:
         """Take the glue state (n_el, 6; solver.cdem.model.Interfaces.glued_neighbours)
-        into the contact, and into the stable-step bound (with ``control``), whose new step
-        the next step of the stage takes (collective)."""
-        m = self.m
-        if self.control is not None:
-            changed = self.control.set_active(glued < 0)
-            m.contact.own.omega[changed] = self.control.element_omega(changed)
-            self.step_due = True
-        m.contact.set_glue(glued)
+        into the stable-step bound (with ``control``), whose new step the next step of the
+        stage takes, and into the contact, with the bound's new node frequencies of the
+        elements whose faces changed (collective)."""
+        if self.control is None:
+            self.m.contact.set_glue(glued)
+            return
+        changed = self.control.set_active(glued < 0)
+        self.step_due = True
+        self.m.contact.set_glue(glued, changed, self.control.element_omega(changed))
 
     def _follow_glue(self, stage: Stage) -> None:
         """Step at the stable step of the glue as it now is (collective); a step that stays
@@ -334,8 +336,8 @@ class TimeLoop:
 
     def set_step(self, dt: float) -> None:
         """Step at ``dt`` from now on; the next velocity update spans the mean of the last
-        step and dt (module docstring)."""
-        self.velocity_step = 0.5 * (self.dt + dt)
+        step and dt (module docstring), or dt where the loop was made without a step."""
+        self.velocity_step = dt if self.dt is None else 0.5 * (self.dt + dt)
         self.dt = dt
 
     def one_step(self, g: np.ndarray, stage: Stage) -> int:

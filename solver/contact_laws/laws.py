@@ -193,12 +193,13 @@ def coulomb_return(f0, f1, f2, old2, cap, k_t):
 
 
 @njit(cache=True)
-def cundall_strack_xyz(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t, mu, f_n, cohesion_force):
+def cundall_strack_xyz(f, d, n, k_t, mu, f_n, cohesion_force):
     """Incremental Cundall-Strack tangential spring with the Coulomb cap, component form.
 
     f old tangential force on A [N]; d relative displacement increment of A w.r.t. B [m];
-    n unit normal B -> A; k_t tangential stiffness [N/m]; mu friction coefficient; f_n normal
-    force (compression positive) [N]; cohesion_force c*A [N] (0 for a frictional contact).
+    n unit normal B -> A (each a 3-tuple (x, y, z)); k_t tangential stiffness [N/m]; mu
+    friction coefficient; f_n normal force (compression positive) [N]; cohesion_force c*A [N]
+    (0 for a frictional contact).
 
     Steps (Cundall and Strack 1979; Becker et al. 2008, Eqs. 12-14 and 42):
       1. :func:`tangential_trial`: rotate f into the plane normal to n, keeping |f|, then
@@ -207,6 +208,9 @@ def cundall_strack_xyz(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t, mu, f_n, cohesio
       3. :func:`coulomb_return` to the cap, with the dissipated energy.
     Returns ``(f0, f1, f2, sliding, dissipated)``.
     """
+    f0, f1, f2 = f
+    d0, d1, d2 = d
+    n0, n1, n2 = n
     f0, f1, f2, old2 = tangential_trial(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t)
     cap = max(cohesion_force + mu * f_n, 0.0)
     return coulomb_return(f0, f1, f2, old2, cap, k_t)
@@ -250,8 +254,8 @@ def friction_coefficient(laws, mu, t0, t1, t2, dt):
 
 
 @njit(cache=True, inline="always")
-def joint_spring(overlap, f0, f1, f2, d0, d1, d2, n0, n1, n2, k_n, k_t, tan_phi,
-                 tension_force, cohesion_force, state, breakable):
+def joint_spring(overlap, f, d, n, k_n, k_t, tan_phi, tension_force, cohesion_force, state,
+                 breakable):
     """Brittle rock-joint spring: linear normal spring, Cundall-Strack shear spring, Mohr-Coulomb
     strength with a tension cut-off (Feng et al. 2014, Eq. 14; joint equations J1-J4 of
     docs/references.md).
@@ -259,10 +263,10 @@ def joint_spring(overlap, f0, f1, f2, d0, d1, d2, n0, n1, n2, k_n, k_t, tan_phi,
     Sign convention (this package's): overlap delta = accumulated normal relative displacement,
     **compression positive** (the caller adds each step's increment, Feng et al. 2014 Eq. 13);
     F_n = k_n delta, compression positive, the force on A is F_n n (n unit normal from B to A);
-    f = (f0, f1, f2) the shear force on A, d = du_A - du_B the step's relative displacement
-    increment; k_n, k_t spring constants [N/m]; tension_force T A and cohesion_force c A [N] of
-    the intact joint; state INTACT, BROKEN_TENSION or BROKEN_SHEAR; breakable: whether the
-    failure criteria apply.
+    f the shear force on A, d = du_A - du_B the step's relative displacement increment (f, d
+    and n each a 3-tuple (x, y, z)); k_n, k_t spring constants [N/m]; tension_force T A and
+    cohesion_force c A [N] of the intact joint; state INTACT, BROKEN_TENSION or BROKEN_SHEAR;
+    breakable: whether the failure criteria apply.
 
     * Intact, F_n < -T A: tensile failure; both springs are released.
     * Intact shear strength S = c A + F_n tan(phi), the Mohr-Coulomb line on the signed normal
@@ -279,6 +283,9 @@ def joint_spring(overlap, f0, f1, f2, d0, d1, d2, n0, n1, n2, k_n, k_t, tan_phi,
     Returns ``(f_n, f0, f1, f2, state, released, dissipated)``: released is the elastic energy
     freed by a failure this step, dissipated the friction work of a broken joint [J].
     """
+    f0, f1, f2 = f
+    d0, d1, d2 = d
+    n0, n1, n2 = n
     f_n = k_n * overlap
     f0, f1, f2, old2 = tangential_trial(f0, f1, f2, d0, d1, d2, n0, n1, n2, k_t)
     if state != INTACT:

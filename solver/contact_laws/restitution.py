@@ -106,22 +106,23 @@ def tangential_collision(g_t, k_t, alpha, mu, dt, f_half, f_whole):
     half steps, so it is never sampled at t = 0 or t_end where F_n = 0 and it is undefined;
     n_switches counts its changes between consecutive half steps.
     """
+    normal = (0.0, 0.0, 1.0)
     g = g_t
     f_t = 0.0
     switches = 0
     starts_sliding = False
     previous = False
     for n in range(f_half.shape[0]):
-        f_t, _, _, sliding, _ = cundall_strack_xyz(f_t, 0.0, 0.0, 0.5 * g * dt, 0.0, 0.0,
-                                                   0.0, 0.0, 1.0, k_t, mu, f_half[n], 0.0)
+        f_t, _, _, sliding, _ = cundall_strack_xyz((f_t, 0.0, 0.0), (0.5 * g * dt, 0.0, 0.0),
+                                                   normal, k_t, mu, f_half[n], 0.0)
         if n == 0:
             starts_sliding = sliding
         elif sliding != previous:
             switches += 1
         previous = sliding
         g += f_t / alpha * dt
-        f_t, _, _, _, _ = cundall_strack_xyz(f_t, 0.0, 0.0, 0.5 * g * dt, 0.0, 0.0,
-                                             0.0, 0.0, 1.0, k_t, mu, f_whole[n], 0.0)
+        f_t, _, _, _, _ = cundall_strack_xyz((f_t, 0.0, 0.0), (0.5 * g * dt, 0.0, 0.0),
+                                             normal, k_t, mu, f_whole[n], 0.0)
     return g / g_t, switches, starts_sliding
 
 

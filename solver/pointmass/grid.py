@@ -24,7 +24,7 @@ from scipy.interpolate import RegularGridInterpolator
 
 from solver.errors import InputError
 from solver.pointmass.config import Config, GridConfig
-from solver.pointmass.dem import read_grid
+from solver.pointmass.terrain import read_grid
 from solver.pointmass.surface import Surface
 
 

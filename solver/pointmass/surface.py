@@ -22,7 +22,7 @@ import numpy as np
 from scipy.interpolate import RectBivariateSpline
 
 from solver.pointmass.config import SurfaceConfig
-from solver.pointmass.dem import Grid2D, read_grid
+from solver.pointmass.terrain import Grid2D, read_grid
 from solver.pointmass.expression import compile_expression
 
 

@@ -1,9 +1,9 @@
 """Terrains: a 2-D profile z(x) (a polyline extruded along y) and a 3-D raster DEM z(x, y).
 
 Both give the block's gap to the ground, the contact at a touch, the local surface for rolling
-and a VTK surface. The raster is the point-mass module's: :func:`solver.pointmass.dem.read_grid`
-(GeoTIFF, ESRI ASCII or .npy; no-data nodes are rejected) and its interpolating bicubic spline
-:class:`solver.pointmass.surface.Raster`.
+and a VTK surface. The raster is the point-mass module's:
+:func:`solver.pointmass.terrain.read_grid` (GeoTIFF, ESRI ASCII or .npy; no-data nodes are
+rejected) and its interpolating bicubic spline :class:`solver.pointmass.surface.Raster`.
 
 Gap of the ellipsoid ``{(x - c)^T M^-1 (x - c) <= 1}`` to the profile. The profile does not
 depend on y, so the block touches it exactly when its shadow on the x-z plane, the ellipse of
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver.errors import InputError
-from solver.pointmass.dem import read_grid
+from solver.pointmass.terrain import read_grid
 from solver.pointmass.surface import Raster
 
 

@@ -236,7 +236,8 @@ def contact_law(records, bodies, params, dt, energy):
         t0, t1, t2 = d0 - dn * n0, d1 - dn * n1, d2 - dn * n2
         mu_now = friction_coefficient(laws, mu, t0, t1, t2, dt)
         s0, s1, s2, sliding, _ = cundall_strack_xyz(
-            f_t[s, 0], f_t[s, 1], f_t[s, 2], d0, d1, d2, n0, n1, n2, k_t[s], mu_now, fn, 0.0)
+            (f_t[s, 0], f_t[s, 1], f_t[s, 2]), (d0, d1, d2), (n0, n1, n2), k_t[s], mu_now, fn,
+            0.0)
         work = -0.5 * ((o0 + s0) * t0 + (o1 + s1) * t1 + (o2 + s2) * t2)
         released = 0.5 * ((o0 * o0 + o1 * o1 + o2 * o2) - (s0 * s0 + s1 * s1 + s2 * s2)) / k_t[s]
         f_t[s, 0] = s0

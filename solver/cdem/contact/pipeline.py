@@ -186,13 +186,19 @@ class Contact:
         self.set_glue(glued)
 
     # -- active faces ----------------------------------------------------------------------
-    def set_glue(self, glued: np.ndarray) -> None:
+    def set_glue(self, glued: np.ndarray, changed: np.ndarray | None = None,
+                 omega: np.ndarray | None = None) -> None:
         """Take the glue state (n_own, 6): the global id of the element glued across each
-        face (-1: none, the face is active); glue only breaks. The faces that turned active
-        get their records; records of faces that stay active keep their state and their
-        potential targets (mapped to the new contact elements by the partial renewal at
-        the next step), their elements their positions at the last renewal. Called after a
-        step's contact forces, so no earlier glue change is still pending."""
+        face (-1: none, the face is active); glue only breaks. ``changed``: own elements
+        whose highest node frequency of the stable-step bound changed with the glue, and
+        ``omega`` their new frequencies [1/s], which cap their dashpot masses (None: kept).
+        The faces that turned active get their records; records of faces that stay active
+        keep their state and their potential targets (mapped to the new contact elements by
+        the partial renewal at the next step), their elements their positions at the last
+        renewal. Called after a step's contact forces, so no earlier glue change is still
+        pending."""
+        if changed is not None:
+            self.own.omega[changed] = omega
         was_active = (self.glued < 0 if self.semi_springs is not None
                       else np.zeros(glued.shape, dtype=bool))
         active = glued < 0

@@ -1,4 +1,4 @@
-"""What a CDEM case measures: observers of the time loop and the theory they compare to.
+"""Observers of the time loop that check a CDEM case against its theory.
 
 * ``pendulum``: a body pinned on an axis swinging under gravity, against the rigid-body ODE
   I psi'' = axis . (r_c(psi) x M g) (solved with scipy solve_ivp), I and r_c from the mesh's
@@ -13,8 +13,6 @@
   forces against its weight m |g|.
 * ``stack``: blocks on a tilting platform; the tilt at which a block has moved more than
   ``failure_displacement`` during the last stage (no closed form).
-* ``landslide``: a landslide from gravity equilibrium to its deposit (solver.cdem.landslide):
-  equilibrium reaction against the weight, travel, runout, fragmentation, deposit map.
 """
 
 from __future__ import annotations
@@ -27,15 +25,13 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 from solver.cdem.config import Config
-from solver.cdem.landslide import LandslideObserver
 from solver.cdem.model import MaterialTable, group_ids
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.reference_hex import gauss_points, jacobians, shape_values
-from solver.mesh.topology import FACES, face_areas, shared_faces
+from solver.mesh.measures import MeshMeasures
+from solver.mesh.topology import FACES, face_areas
 from solver.parallel import on_root
 from solver.rotation import rotate_about_axis
-
-
 
 
 def _global_sum(comm, values) -> np.ndarray:
@@ -148,18 +144,18 @@ class PendulumObserver:
                 "inertia_about_axis": self.inertia, "mass": self.mass}
 
 
-def _block_geometry(mesh: HexMesh, cfg: Config, where: str):
-    """Mass, size and base contact area of the failure-test block (its group) and the
-    interface faces between it and the rest of the mesh."""
+def _block_geometry(mesh: HexMesh, measures: MeshMeasures, cfg: Config, where: str):
+    """Mass, size and base contact area of the failure-test block (its group): the area of
+    the interface faces between it and the rest of the mesh."""
     in_block = np.isin(mesh.groups, _block_ids(mesh, cfg, where))
     pts = mesh.points[mesh.cells[in_block]].reshape(-1, 3)
-    topo = shared_faces(mesh.cells)
+    topo = measures.topology
     cross = in_block[topo.elem[:, 0]] != in_block[topo.elem[:, 1]]
     quads = mesh.points[mesh.cells[topo.elem[cross, 0][:, None], topo.local_nodes[cross, 0]]]
     return _block_mass(mesh, cfg, where), np.ptp(pts, axis=0), face_areas(quads).sum()
 
 
-def failure_theory(cfg: Config, mesh: HexMesh, where: str) -> float:
+def failure_theory(cfg: Config, mesh: HexMesh, measures: MeshMeasures, where: str) -> float:
     """Closed-form critical load of a rigid block glued by uniform springs to its base.
 
     The block (mass M, width b along x, depth d along y, height h along z, base area
@@ -177,7 +173,7 @@ def failure_theory(cfg: Config, mesh: HexMesh, where: str) -> float:
     Returns lambda for ``tensile``, theta in degrees otherwise.
     """
     a = cfg.analysis
-    mass, (b, d, h), area = _block_geometry(mesh, cfg, where)
+    mass, (b, d, h), area = _block_geometry(mesh, measures, cfg, where)
     g = float(np.linalg.norm(cfg.gravity))
     weak = cfg.interface.pairs[0] if cfg.interface.pairs else None
     T = weak.tensile_strength if weak else cfg.materials[0].tensile_strength
@@ -201,9 +197,10 @@ def failure_theory(cfg: Config, mesh: HexMesh, where: str) -> float:
 class FailureObserver:
     """Records the load at the first broken spring."""
 
-    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, where: str):
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, measures: MeshMeasures | None,
+                 where: str):
         self.cfg = cfg
-        self.theory = on_root(comm, lambda: failure_theory(cfg, mesh, where))
+        self.theory = on_root(comm, lambda: failure_theory(cfg, mesh, measures, where))
         self.critical = None
 
     def __call__(self, record) -> None:
@@ -409,20 +406,3 @@ class StackObserver:
     def results(self) -> dict:
         return {"failure_angle_deg": self.failure_angle, "max_block_displacement": self.moved}
 
-
-OBSERVERS = {"pendulum": PendulumObserver, "failure": FailureObserver,
-             "sliding": SlidingObserver, "resting": RestingObserver, "stack": StackObserver}
-
-
-def make_observer(comm, cfg: Config, mesh: HexMesh | None, where: str, output=None):
-    """The observer of the case's ``analysis.type`` (or None), set up from the whole mesh,
-    which only rank 0 holds (None elsewhere); ``output`` = (run folder, case name) for the
-    observers that write tables and plots (solver.cdem.landslide). Collective."""
-    kind = cfg.analysis.type
-    if kind == "column":
-        return ColumnObserver(comm, cfg, mesh)
-    if kind == "landslide":
-        return LandslideObserver(comm, cfg, mesh, where, output)
-    if kind in OBSERVERS:
-        return OBSERVERS[kind](comm, cfg, mesh, where)
-    return None

@@ -31,7 +31,7 @@ centre of mass from x0 (``com_drop_m`` its drop); ``runout_m`` the advance of th
 front along the horizontal direction of that travel (the farthest node beyond the farthest
 node of x0); ``broken_fraction`` of the inner interfaces (``sliding_faces_broken_fraction``
 for the mass-bed ones); ``deposit_thickness_max_m`` from the plan-view deposit map
-(solver.cdem.deposit); ``peak_speed_mps`` the largest sampled speed of the sliding body's
+(solver.cdem.analyses.deposit); ``peak_speed_mps`` the largest sampled speed of the sliding body's
 centre of mass; ``mobilised_friction_deg`` above; ``lost_elements`` the mass elements that
 ended below every initial node (they fell off the modelled ground and the results miss
 them).
@@ -45,21 +45,21 @@ from pathlib import Path
 import numpy as np
 from mpi4py import MPI
 
-from solver.cdem import deposit
+from solver.cdem.analyses import deposit
 from solver.cdem.config import Config
 from solver.cdem.interface import INTACT
 from solver.cdem.model import MaterialTable, group_ids
 from solver.errors import InputError, write_together
-from solver.mesh.reference_hex import element_volumes
 from solver.mesh.hexmesh import HexMesh
-from solver.mesh.topology import shared_faces
+from solver.mesh.measures import MeshMeasures
 from solver.parallel import on_root
 
 
-def _setup(mesh: HexMesh, cfg: Config, where: str) -> dict:
-    """What the observer needs of the whole mesh (on rank 0): group ids, the weight of the
-    mass, the global ids of the mass-bed faces (with +1 where their A element is in the
-    mass, -1 where it is in the bed) and of the mass's inner faces, the map cell."""
+def _setup(mesh: HexMesh, measures: MeshMeasures, cfg: Config, where: str) -> dict:
+    """What the observer needs of the whole mesh and its measures (on rank 0): group ids,
+    the weight of the mass, the global ids of the mass-bed faces (with +1 where their A
+    element is in the mass, -1 where it is in the bed) and of the mass's inner faces, the
+    map cell."""
     a = cfg.analysis
     present = np.unique(mesh.groups)
     bed = group_ids(a.bed_group, present, mesh.group_names, f"{where}: analysis.bed_group")
@@ -69,18 +69,16 @@ def _setup(mesh: HexMesh, cfg: Config, where: str) -> dict:
     if not in_mass.any():
         raise InputError(f"{where}: analysis.bed_group", "every element is in the bed: no mass")
     table = MaterialTable.build(cfg.materials, present, mesh.group_names, where)
-    volume = element_volumes(mesh.points[mesh.cells])
     density = table.density[table.row(mesh.groups)]
-    topo = shared_faces(mesh.cells)
-    side = in_mass[topo.elem]
+    side = in_mass[measures.topology.elem]
     sliding = np.nonzero(side[:, 0] != side[:, 1])[0]
     inner = np.nonzero(side[:, 0] & side[:, 1])[0]
     plan = np.ptp(mesh.points[mesh.cells[in_mass]][:, :, :2], axis=1).max(axis=1)
     if a.map_cell > 0:
         _check_map_cells(mesh.points[np.unique(mesh.cells[in_mass])][:, :2], a.map_cell,
                          f"{where}: analysis.map_cell")
-    return {"bed": bed, "block": block,
-            "weight": float(np.linalg.norm(cfg.gravity) * (density * volume)[in_mass].sum()),
+    weight = np.linalg.norm(cfg.gravity) * (density * measures.volumes)[in_mass].sum()
+    return {"bed": bed, "block": block, "weight": float(weight),
             "sliding": sliding, "sliding_sign": np.where(side[sliding, 0], 1.0, -1.0),
             "inner": inner,
             "map_cell": a.map_cell if a.map_cell > 0 else 0.5 * float(np.median(plan))}
@@ -104,8 +102,8 @@ class LandslideObserver:
     """See the module docstring. ``output`` = (run folder, case name) for the tables and
     plots rank 0 writes at the end (none without it)."""
 
-    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, where: str,
-                 output: tuple[Path, str] | None = None):
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None, measures: MeshMeasures | None,
+                 where: str, output: tuple[Path, str] | None = None):
         a = cfg.analysis
         names = [s.name for s in cfg.stages]
         for field in ("trigger_stage", "runout_stage"):
@@ -115,7 +113,7 @@ class LandslideObserver:
         self.comm = comm
         self.cfg = cfg
         self.output = output
-        self.setup = on_root(comm, lambda: _setup(mesh, cfg, where))
+        self.setup = on_root(comm, lambda: _setup(mesh, measures, cfg, where))
         self.view = None
         self.rows: list[list[float]] = []
         self.failed = False

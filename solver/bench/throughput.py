@@ -7,7 +7,7 @@ Prints, per rank count (1 rank alone, then all ranks of the communicator):
 * achieved bytes/s of the kernels (array traffic per step / time) over a numpy triad
   a = b + s c bandwidth measured in the same run;
 * contact: contact updates/s per rank (semi-springs and semi-edges evaluated per second of
-  the contact phase) on a fragmented heap (solver.cdem.bench_scale).
+  the contact phase) on a fragmented heap (solver.bench.scale).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 from mpi4py import MPI
 
 from solver.case import from_dict
-from solver.cdem.bench_scale import measure_heap
+from solver.bench.scale import measure_heap
 from solver.cdem.config import Config
 from solver.cdem.model import model_from_mesh
 from solver.cdem.timeloop import TimeLoop

@@ -1,4 +1,5 @@
-"""Raster grids (DEMs and thickness maps): GeoTIFF, ESRI ASCII grids and plain .npy arrays.
+"""Terrain rasters (elevation models and thickness maps): GeoTIFF, ESRI ASCII grids and plain
+.npy arrays.
 
 A grid is returned as node coordinates ``xs`` (ascending, length nx), ``ys`` (ascending,
 length ny), values ``z[iy, ix]`` and the coordinate reference system ``crs`` (``""`` when
@@ -15,9 +16,9 @@ the file has none).
 * ``.npy``: a 2-D array ``z[iy, ix]`` whose node ``[0, 0]`` is at ``origin`` and whose rows
   advance by ``spacing[1]`` along +y and columns by ``spacing[0]`` along +x.
 
-No-data nodes (NODATA, masked pixels, NaN) are an error in a DEM (the surface must be defined
-everywhere on it: fill or crop the DEM first) and take the value ``fill`` in a thickness map
-(0 m: no slide material there).
+No-data nodes (NODATA, masked pixels, NaN) are an error in an elevation model (the surface
+must be defined everywhere on it: fill or crop the raster first) and take the value ``fill``
+in a thickness map (0 m: no slide material there).
 """
 
 from __future__ import annotations
