@@ -21,7 +21,10 @@ onto ``<name>`` as the killed run would have been.
 
 A write the file system refused (solver.errors.OutputFailed) ends the run through
 :meth:`OutputFolder.fail`: the working folder stays where it holds a complete checkpoint to
-go on from (or is the folder a restart continues), and goes otherwise.
+go on from (or is the folder a restart continues), and goes otherwise. A publication the
+file system refuses (no space, quota, I/O error) raises OutputFailed on every rank and keeps
+the finished run, its last checkpoint included, in the working folder; the target is left
+as it was.
 """
 
 from __future__ import annotations
@@ -93,6 +96,19 @@ def _prepare(target: Path, overwrite: bool) -> Path | OutputFailed:
                                 f"{exc.strerror or exc}") from None
 
 
+def _put_back(aside: Path, target: Path) -> str:
+    """Rename the earlier run that a publication moved into the folder ``aside`` back onto
+    ``target``, where it is not there, and remove ``aside``; returns "" once done, else
+    where the earlier run is."""
+    try:
+        if not target.exists():
+            (aside / target.name).rename(target)
+    except OSError:
+        return f"the earlier run of {target} is in {aside / target.name}"
+    shutil.rmtree(aside, ignore_errors=True)
+    return ""
+
+
 class OutputFolder:
     """The target folder of a run and the folder the run writes into (``work``): a new
     hidden sibling, or on a restart (``resumed``) the folder of the run it continues, which
@@ -140,7 +156,9 @@ class OutputFolder:
         return self.work != self.target and self.target.is_dir() and holds_run(self.target)
 
     def publish(self) -> Path:
-        """Put the complete run in place of the target (collective); returns the target."""
+        """Put the complete run in place of the target (collective); returns the target. A
+        target that cannot take it raises InputError, a file system that refuses the renames
+        OutputFailed (module docstring), on every rank."""
         self.comm.Barrier()
         if self.work == self.target:
             return self.target
@@ -148,11 +166,16 @@ class OutputFolder:
         if self.comm.rank == 0:
             error = self._swap()
         error = self.comm.bcast(error, root=0)
+        if isinstance(error, OutputFailed):
+            raise error
         if error is not None:
             raise InputError("--out", error)
         return self.target
 
-    def _swap(self) -> str | None:
+    def _swap(self) -> str | OutputFailed | None:
+        """Rename the working folder onto the target (rank 0), an earlier run there moved
+        aside first and removed after; on failure the earlier run is put back, and the
+        reason (OutputFailed for a write the file system refused) returned."""
         target = self.target.resolve()
         old = None
         try:
@@ -164,10 +187,14 @@ class OutputFolder:
                 target.rename(old / target.name)
             os.replace(self.work, target)
         except OSError as exc:
-            if old is not None and not target.exists():
-                (old / target.name).rename(target)
+            earlier = "" if old is None else _put_back(old, target)
+            if is_write_failure(exc):
+                failure = OutputFailed(str(self.target), exc.errno, exc.strerror or str(exc))
+                failure.kept = (f"the finished run is kept in {self.work}; "
+                                + (earlier or f"{self.target} is left as it was"))
+                return failure
             return f"cannot move the finished run into {self.target}: {exc.strerror or exc}" \
-                   f" (it is kept in {self.work})"
+                   f" (it is kept in {self.work}{'; ' + earlier if earlier else ''})"
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
         return None
