@@ -5,6 +5,8 @@ hidden sibling ``.<name>.part-<pid>-<random>``; every rank writes there, and
 :meth:`OutputFolder.publish` renames it onto the target once the run is complete
 (``summary.json`` included), so the target holds a complete run or nothing new. A run that
 fails calls :meth:`OutputFolder.discard`; one that is killed leaves only the hidden sibling.
+A signal that ends the ranks at once (solver.interrupt.stop_now) has rank 0 remove the
+sibling it created first, unless it holds a checkpoint or a summary.
 The checks, on rank 0, reported on every rank as one InputError naming ``--out``:
 
 * the target must not be a file, and its parent must be writable;
@@ -37,6 +39,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from solver import interrupt
 from solver.errors import InputError, OutputFailed, is_write_failure
 from solver.io import checkpoint
 from solver.parallel import on_root
@@ -96,6 +99,10 @@ def _prepare(target: Path, overwrite: bool) -> Path | OutputFailed:
                                 f"{exc.strerror or exc}") from None
 
 
+def _nothing() -> None:
+    pass
+
+
 def _put_back(aside: Path, target: Path) -> str:
     """Rename the earlier run that a publication moved into the folder ``aside`` back onto
     ``target``, where it is not there, and remove ``aside``; returns "" once done, else
@@ -124,6 +131,14 @@ class OutputFolder:
             work.kept = f"{self.target} is left as it was"
             raise work
         self.work = work
+        self._forget = (interrupt.at_stop_now(self._remove_unfinished) if comm.rank == 0
+                        else _nothing)
+
+    def _remove_unfinished(self) -> None:
+        """Remove the working folder unless it holds a checkpoint or a summary (rank 0, as
+        a signal ends the ranks at once)."""
+        if not (checkpoint.exists(self.work) or (self.work / "summary.json").exists()):
+            shutil.rmtree(self.work, ignore_errors=True)
 
     @classmethod
     def resume(cls, comm, folder: str | Path) -> OutputFolder:
@@ -132,6 +147,7 @@ class OutputFolder:
         (replacing a run there, as the killed run was to)."""
         resumed = cls.__new__(cls)
         resumed.comm, resumed.work, resumed.resumed = comm, Path(folder), True
+        resumed._forget = _nothing
         part = PART_NAME.fullmatch(resumed.work.name)
         resumed.target = resumed.work.parent / part["name"] if part else resumed.work
         resumed.overwrite = part is not None
@@ -164,6 +180,7 @@ class OutputFolder:
             return self.target
         error = None
         if self.comm.rank == 0:
+            self._forget()
             error = self._swap()
         error = self.comm.bcast(error, root=0)
         if isinstance(error, OutputFailed):
@@ -205,6 +222,7 @@ class OutputFolder:
         of a restart stays."""
         if collective:
             self.comm.Barrier()
+        self._forget()
         if self.comm.rank == 0 and not self.resumed:
             shutil.rmtree(self.work, ignore_errors=True)
 
@@ -217,6 +235,7 @@ class OutputFolder:
         the rank that failed, whose write stopped the others."""
         if collective:
             self.comm.Barrier()
+        self._forget()
         if self.comm.rank != 0 and collective:
             return
         if checkpoint.exists(self.work):
