@@ -253,7 +253,8 @@ class Output:
                                     f"along the slope (at most {MAX_STATIONS:g} stations)",
                                     gt=0.0, le=COORDINATE_LIMIT)
     sample_dt: float = param(0.02, unit="s", doc="time between stored trajectory samples (at "
-                             f"most {MAX_SAMPLES:g} per block: motion.t_end / sample_dt)",
+                             f"most {MAX_SAMPLES:g} per block: motion.t_end / sample_dt; "
+                             "every block's, each to motion.t_end, must fit rank 0's memory)",
                              gt=0.0, le=86400.0)
     bins: int = param(20, unit="-", doc="histogram bins (up to 1e4, more than a plot has "
                       "pixels across)", ge=2, le=10_000)

@@ -14,6 +14,12 @@ any), ``bounce_height_mean``, its KS p-value, counts (``n_blocks``, ``n_impacts`
 impacts the impact module could not integrate), the stop range and the envelopes at the
 barriers. ``steps`` in the summary counts the flights and impacts.
 
+Every block's trajectory samples (:data:`~solver.rockfall.trajectory.COLUMNS`, float64) meet
+on rank 0 at the end, so before the ensemble starts they are checked against that node's
+memory as if every block ran to ``motion.t_end`` (``motion.t_end / output.sample_dt`` samples
+each): how long a block runs is known only once it ran, and a run that could not hold its
+trajectories would fail only after all its blocks ran (solver.resources).
+
 Checkpoints (``--checkpoint-every``, ``--restart``, a clean stop at SIGTERM or SIGINT:
 :mod:`solver.ensemble_checkpoint`) hold the blocks that finished, with everything they
 recorded. A block under way is not stored: its whole motion takes about a second (0.3 to 2 s
@@ -32,12 +38,13 @@ from solver.ensemble import run_ensemble
 from solver.ensemble_checkpoint import EnsembleCheckpoint, Record
 from solver.errors import InputError, written_by_root
 from solver.modules import TEMPLATES, ModuleSpec
-from solver.resources import need_count
+from solver.parallel import root_only
+from solver.resources import need_count, need_memory
 from solver.rockfall import output, statistics
 from solver.rockfall.config import MAX_STATIONS, Config
 from solver.rockfall.ensemble import expand
 from solver.rockfall.terrain import build_terrain
-from solver.rockfall.trajectory import BlockRun, BlockSimulation
+from solver.rockfall.trajectory import COLUMNS, BlockRun, BlockSimulation
 
 ENVELOPE_UNITS = {f"{name}_{stat}": unit
                   for name, unit in (("height", "m"), ("energy", "J"), ("speed", "m/s"))
@@ -63,6 +70,15 @@ def _check_barriers(cfg: Config, terrain, where: str) -> None:
     for i, x in enumerate(cfg.output.barriers):
         if terrain.outside_distance(x, cfg.start.y, 0.0) > 0.0:
             raise InputError(f"{where}: output.barriers[{i}]", f"x = {x:g} is off the terrain")
+
+
+def _check_trajectories(cfg: Config, where: str) -> None:
+    """The trajectories of all blocks, each run to motion.t_end, fit this node's memory
+    (module docstring; rank 0)."""
+    blocks, samples = cfg.blocks(), cfg.motion.t_end / cfg.output.sample_dt + 1.0
+    need_memory(f"{where}: output.sample_dt", blocks * samples * 8.0 * len(COLUMNS),
+                f"the trajectories of {blocks:.3g} blocks x {samples:.3g} samples (each to "
+                "motion.t_end)")
 
 
 def _check_stations(cfg: Config, terrain, where: str) -> None:
@@ -128,6 +144,7 @@ def _decode(record: Record) -> BlockRun:
 def run(case: Case, ctx: RunContext) -> RunOutput:
     cfg: Config = case.config
     comm, where = ctx.comm, str(case.path)
+    root_only(comm, lambda: _check_trajectories(cfg, where))
     names = list(cfg.grounds)
     terrain = build_terrain(cfg.terrain, names, where)
     _check_barriers(cfg, terrain, where)
