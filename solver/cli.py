@@ -157,7 +157,8 @@ def run_loaded(case, args, comm) -> Finished:
     folder and publishes it. Bad input raises InputError on every rank and leaves no
     folder; a run stopped by a signal returns its exit code (130, 143). A refused restart
     changes nothing on disk. A write the file system refused raises OutputFailed, after
-    :meth:`solver.io.outdir.OutputFolder.fail` kept or removed the run's folder. The files
+    :meth:`solver.io.outdir.OutputFolder.fail` kept or removed the run's folder (a refused
+    publication keeps the finished run in it). The files
     the case says it writes are checked against the file system before the folder is made
     (solver.resources.check_outputs)."""
     from solver import interrupt

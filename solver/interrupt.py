@@ -9,8 +9,9 @@ the signal stops the command at once: on one rank it raises :class:`Terminated`,
 command line turns into its exit code (and a folder it began is removed); on several ranks,
 where another rank may wait in a collective, the process ends in the handler itself with
 the exit code, which is safe at any instruction (an exception raised inside the import of a
-compiled module turns into an ImportError), and mpiexec ends the others. A signal that
-comes on several ranks before MPI has started waits until it has (:func:`mpi_started`). Neither prints a
+compiled module turns into an ImportError), and mpiexec ends the others; what was handed to
+:func:`at_stop_now` (the removal of a folder it began) runs first. A signal that comes on
+several ranks before MPI has started waits until it has (:func:`mpi_started`). Neither prints a
 traceback or an MPI abort.
 """
 
@@ -21,8 +22,10 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 
 _received = {"signal": 0}
+_at_stop: list = []
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -69,12 +72,28 @@ def mpi_started() -> None:
 
 def stop_now(signum: int, rank: int) -> None:
     """End this process at once with exit code 128 + ``signum``, rank 0 saying so in one
-    line (output flushed, no MPI_Finalize: mpiexec ends the other ranks, silently)."""
+    line (output flushed, no MPI_Finalize: mpiexec ends the other ranks, silently), after
+    the calls handed to :func:`at_stop_now`."""
+    for call in tuple(_at_stop):
+        with contextlib.suppress(Exception):
+            call()
     if rank == 0:
         print(f"stopped by {signal.Signals(signum).name}", file=sys.stderr)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(128 + signum)
+
+
+def at_stop_now(call) -> Callable[[], None]:
+    """Have :func:`stop_now` run ``call()`` (on this process) before it ends the process;
+    returns the function that takes it back."""
+    _at_stop.append(call)
+
+    def forget() -> None:
+        if call in _at_stop:
+            _at_stop.remove(call)
+
+    return forget
 
 
 def world() -> tuple[int, int]:

@@ -2,10 +2,12 @@
 the machine has, checked before the run allocates or writes what the field sizes.
 
 Each estimate is a lower bound of what the run takes (the arrays the field sizes, not the
-rest), so a refused field would certainly not have fitted, and a case that fits is never
-refused. A refusal is one InputError line naming the field, the estimate and what the
-machine has, e.g. ``mesh.boxes[0].n: 1e+15 elements need over 256 TB of memory on rank 0;
-its node has 22.3 GB available``.
+rest; a mesh file's from its header or size before meshio reads it whole,
+solver.mesh.read.memory_to_read), so a refused field would certainly not have fitted, and a
+case that fits is never refused (the rockfall trajectories, whose length is known only once
+each block ran, are warned about instead: solver.rockfall.run). A refusal is one InputError
+line naming the field, the estimate and what the machine has, e.g. ``mesh.boxes[0].n:
+1e+15 elements need over 256 TB of memory; this node has 22.3 GB available``.
 
 What the machine has: the memory available on this node (``MemAvailable`` of
 /proc/meminfo, else the physical memory), and the free space and free file entries (inodes)

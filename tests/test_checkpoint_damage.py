@@ -154,3 +154,40 @@ def test_a_checkpoint_without_checksums_restarts_with_a_warning(tmp_path, finish
     lines = proc.stderr.splitlines()
     assert proc.returncode == 0 and len(lines) == 1, proc.stderr
     assert lines[0].startswith("warning: ") and "without checksums" in lines[0]
+
+
+def test_a_checkpoint_is_on_the_disk_before_it_is_put_in_place(tmp_path, monkeypatch):
+    """Every array file, each rank's folder, the manifest and the partial folder are flushed
+    (fsync) before the rename that makes the partial folder ``checkpoint``, and the run
+    folder after it: a power loss cannot leave a ``checkpoint`` of empty files."""
+    import os
+
+    import numpy as np
+    from mpi4py import MPI
+
+    from solver.io import checkpoint
+
+    synced = []
+    real_fsync, real_rename = os.fsync, os.rename
+
+    def fsync(descriptor):
+        synced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+        real_fsync(descriptor)
+
+    def rename(source, target):
+        synced.append(("rename", str(source), str(target)))
+        real_rename(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "rename", rename)
+    tables = {"t": {"keys": np.arange(3), "a": np.ones((3, 2))}}
+    for _ in range(2):                                  # the second replaces the first
+        synced.clear()
+        checkpoint.write(MPI.COMM_SELF, tmp_path, {"case": "c"}, tables)
+    partial, final = tmp_path / checkpoint.PARTIAL, tmp_path / checkpoint.CHECKPOINT
+    put = synced.index(("rename", str(partial), str(final)))
+    before = synced[:put]
+    assert {str(partial / "rank0" / f"t.{f}.npy") for f in ("keys", "a")} <= set(before)
+    assert str(partial / "rank0") in before and str(partial) in before
+    assert before.index(str(partial / f"{checkpoint.MANIFEST}.tmp")) < before.index(str(partial))
+    assert synced[put + 1:] == [str(tmp_path)]

@@ -1,10 +1,11 @@
 """A full disk is a documented outcome. A write the file system refuses (made here to fail
 with OSError(ENOSPC) where the solver writes: a checkpoint's array file or manifest, a VTK
-frame, the summary) ends the run on every rank with one line naming the path and the errno,
-and exit code 4. The last complete checkpoint stays, in the run's hidden folder, from which
-``--restart`` finishes into the folder the run was given; a run with no checkpoint to keep
-leaves no folder. On 2 ranks (``mpiexec -n 2 python -m pytest --only-mpi``) the rank that
-failed and the one that did not stop together."""
+frame, the summary, the rename that publishes the finished run) ends the run on every rank
+with one line naming the path and the errno, and exit code 4. The last complete checkpoint
+stays, in the run's hidden folder, from which ``--restart`` finishes into the folder the run
+was given; a run with no checkpoint to keep leaves no folder. On 2 ranks (``mpiexec -n 2
+python -m pytest --only-mpi``) the rank that failed and the one that did not stop
+together."""
 
 import errno
 import json
@@ -80,6 +81,42 @@ def test_no_space_keeps_the_last_checkpoint_and_exits_4(tmp_path, monkeypatch, m
     assert resumed.returncode == 0, resumed.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
     assert json.loads((out / "summary.json").read_text())["status"] == "done"
+
+
+@pytest.mark.parametrize("error_number, earlier", [(errno.ENOSPC, False), (errno.EIO, True)],
+                         ids=["ENOSPC", "EIO over an earlier run"])
+def test_a_refused_publication_keeps_the_finished_run_and_exits_4(tmp_path, monkeypatch,
+                                                                 error_number, earlier):
+    """The rename of the finished run onto its folder fails: one line naming the path and
+    the errno, exit 4, the finished run with its last checkpoint kept in the hidden folder,
+    and an earlier run in the folder left as it was."""
+    out = tmp_path / "run"
+    if earlier:
+        assert main_in_process(_args(out, "--out", str(out))).returncode == 0
+    before = (out / "summary.json").read_bytes() if earlier else None
+    real = os.replace
+
+    def refused(source, target):
+        if os.path.basename(source).startswith(".run.part-"):          # the folder itself
+            raise OSError(error_number, os.strerror(error_number), str(source), str(target))
+        real(source, target)
+
+    monkeypatch.setattr(os, "replace", refused)
+    proc = main_in_process(_args(out, "--out", str(out), "--checkpoint-every", "10",
+                                 *(["--overwrite"] if earlier else [])))
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 4 and len(lines) == 1, proc.stderr
+    code = errno.errorcode[error_number]
+    assert lines[0].startswith(f"error: {out}: cannot write: ") and "Traceback" not in lines[0]
+    assert f"({code}, errno {error_number})" in lines[0]
+    parts = list(tmp_path.glob(".run.part-*"))
+    assert len(parts) == 1 and f"kept in {parts[0]}" in lines[0], lines[0]
+    assert _checkpoint_step(parts[0]) == 30
+    assert json.loads((parts[0] / "summary.json").read_text())["status"] == "done"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [parts[0].name, *(["run"] if earlier else [])])
+    if earlier:
+        assert (out / "summary.json").read_bytes() == before
 
 
 def test_no_space_in_a_restart_keeps_its_folder(tmp_path, monkeypatch):

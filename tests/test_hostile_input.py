@@ -20,6 +20,7 @@ import pytest
 
 from solver.cli import main
 from solver.errors import LINE_LIMIT
+from solver.resources import available_memory
 
 CDEM = """module = "cdem"
 name = "hostile"
@@ -403,10 +404,26 @@ def _parsing_files(folder) -> None:
                        [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
     meshio.write(folder / "far.vtu", meshio.Mesh(points * 1e300, [("hexahedron",
                                                                    np.arange(8)[None])]))
+    _mesh_files(folder)
     (folder / "broken_run").mkdir()
     (folder / "broken_run" / "summary.json").write_text("{not json")
     (folder / "odd_run").mkdir()
     (folder / "odd_run" / "summary.json").write_text('{"case": "../../etc", "module": "cdem"}')
+
+
+def _mesh_files(folder) -> None:
+    """Mesh files too large for this node's memory, found out before meshio reads them:
+    Gmsh headers that list 1e15 nodes (format 2, format 4 in text and binary) and a sparse
+    file of four times the memory available (no blocks on disk)."""
+    start = b"$MeshFormat\n%s\n$EndMeshFormat\n$Nodes\n"
+    (folder / "nodes_v2.msh").write_bytes(start % b"2.2 0 8" + b"1000000000000000\n")
+    (folder / "nodes_v4.msh").write_bytes(start % b"4.1 0 8"
+                                          + b"1 1000000000000000 1 1000000000000000\n")
+    (folder / "nodes_v4_binary.msh").write_bytes(
+        (start % b"4.1 1 8").replace(b"$End", b"\x01\x00\x00\x00\n$End")
+        + np.array([1, 10**15, 1, 10**15], dtype="<u8").tobytes())
+    with open(folder / "sparse.vtu", "wb") as sparse:
+        sparse.truncate(int(4 * available_memory()))
 
 
 def _run_main(argv: list[str], capsys) -> tuple[int, list[str]]:
@@ -482,6 +499,11 @@ SIZES = [
     ("cdem", [*DYNAMIC, "stages[0].duration=600.0", "stages[0].max_steps=200000",
               "output.every=1e-300"], "output.every"),
     ("cdem", [*DYNAMIC, "stages[0].duration=1.0", "output.every=1e300"], "output.every"),
+    # a mesh file read whole by meshio: the nodes its header lists, or its size
+    ("cdem", ["mesh.path='{dir}/nodes_v2.msh'", "mesh.boxes=[]"], "mesh.path"),
+    ("cdem", ["mesh.path='{dir}/nodes_v4.msh'", "mesh.boxes=[]"], "mesh.path"),
+    ("cdem", ["mesh.path='{dir}/nodes_v4_binary.msh'", "mesh.boxes=[]"], "mesh.path"),
+    ("cdem", ["mesh.path='{dir}/sparse.vtu'", "mesh.boxes=[]"], "mesh.path"),
     ("cdem", ["sweep.time.safety=[" + ", ".join(["0.5"] * 400) + "]",
               "sweep.gravity=[" + ", ".join(["[0.0, 0.0, -9.81]"] * 400) + "]"], "sweep"),
     # point masses: quadrature, frames, files

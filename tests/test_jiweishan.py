@@ -102,12 +102,12 @@ def test_broken_face_hands_over_to_contact():
     move afterwards; without contact the broken springs stay a compression-only joint."""
     from test_cdem_interface import _advance, _model, _spring_forces, _two_blocks
 
-    from solver.cdem.interface import interface_step
+    from solver.cdem.interface import interface_step, interface_tally
 
     for handover in (False, True):
         model = _model(_two_blocks())
         n, m = model.nodes, model.springs
-        tally = np.zeros(2)
+        tally = interface_tally()
         _advance(model, np.array([0.0, 0.0, 1e-3]))             # tension: all four break
         assert np.all(m.state != 0)
         n.du[:] = 0.0

@@ -407,3 +407,15 @@ def test_bad_input_stops_with_one_line_and_exit_2(tmp_path, capsys, terrain_chan
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and expect in lines[0], lines
     assert not out.exists()
+
+
+@pytest.mark.parametrize("samples, warned", [(1, False), (10_000, True)])
+def test_trajectories_that_might_not_fit_are_warned_about_not_refused(samples, warned, capsys):
+    """Blocks x samples to motion.t_end (16 float64 columns each) against the node's memory:
+    a warning line, never a refusal (most blocks stop long before motion.t_end)."""
+    from solver.rockfall.run import _warn_trajectories
+    case = load_case(CASES / "biplanar_rockfall.toml", [f"ensemble.samples={samples}"])
+    _warn_trajectories(case.config, "case.toml")
+    err = capsys.readouterr().err
+    assert (err.startswith("warning: case.toml: output.sample_dt: the trajectories of")
+            and err.count("\n") == 1) if warned else err == ""

@@ -89,7 +89,8 @@ class BoxMesh:
 class MeshConfig:
     """Where the hexahedra come from: a mesh file, or one or more generated boxes."""
 
-    path: str = param("", unit="-", doc="mesh file read with meshio (.msh, .vtu, .inp)",
+    path: str = param("", unit="-", doc="mesh file read with meshio (.msh, .vtu, .inp; "
+                      "what it holds must fit rank 0's memory)",
                       path=True)
     boxes: list[BoxMesh] = param(unit="-", doc="generated boxes (instead of path)",
                                  default_factory=list)

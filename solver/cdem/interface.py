@@ -57,8 +57,19 @@ from solver.cdem.hex8 import quad_normal
 from solver.contact_laws.laws import BROKEN_SHEAR, BROKEN_TENSION, INTACT, joint_spring
 from solver.mesh.topology import FACES
 
-__all__ = ["BROKEN_SHEAR", "BROKEN_TENSION", "INTACT", "SLOT", "interface_energy",
-           "interface_step", "sum_slots"]
+__all__ = ["BROKEN_SHEAR", "BROKEN_TENSION", "INTACT", "INTERFACE_ENERGY", "SLOT",
+           "interface_energy", "interface_step", "interface_tally", "sum_slots"]
+
+#: The interface springs' energy tally [J], one record (numba reads and writes its fields by
+#: name): released the energy the springs held when they broke, friction the work of the
+#: broken springs' residual friction, both since the stage's reference.
+INTERFACE_ENERGY = np.dtype([("released", np.float64), ("friction", np.float64)])
+
+
+def interface_tally() -> np.void:
+    """A zeroed INTERFACE_ENERGY record: a view into its own one-row array, so that
+    :func:`interface_step` adds to it in place."""
+    return np.zeros(1, INTERFACE_ENERGY)[0]
 
 
 def _slot_table() -> np.ndarray:
@@ -87,9 +98,10 @@ def interface_step(x, du, springs, breakable, tally, handover=False):
     those nodes (``SLOT``); k_n, k_s, area, tensile, cohesion, tan_phi (n_faces,) per-spring
     stiffness [N/m], area [m2] and strength of each face's springs; u_n (n_faces, 4), f_s
     (n_faces, 4, 3), state (n_faces, 4): spring state, updated. breakable: whether the failure
-    criteria apply this stage; tally: (2,) energy released by breakage and dissipated by
-    friction [J], incremented; handover: the springs of a face whose four springs are broken
-    carry nothing (the contact has it; module docstring). Returns the springs broken now."""
+    criteria apply this stage; tally: an INTERFACE_ENERGY record, incremented by the energy
+    released by breakage and dissipated by friction [J]; handover: the springs of a face
+    whose four springs are broken carry nothing (the contact has it; module docstring).
+    Returns the springs broken now."""
     springs = springs.value
     node_i, node_j, slot_i, slot_j = springs.node_i, springs.node_j, springs.slot_i, springs.slot_j
     k_n, k_s, area = springs.k_n, springs.k_s, springs.area
@@ -119,8 +131,8 @@ def interface_step(x, du, springs, breakable, tally, handover=False):
             if st != state[q, k]:
                 state[q, k] = st
                 n_broken += 1
-            tally[0] += released
-            tally[1] += dissipated
+            tally.released += released
+            tally.friction += dissipated
             f_s[q, k, 0] = s0
             f_s[q, k, 1] = s1
             f_s[q, k, 2] = s2
@@ -153,7 +165,7 @@ def _release(q, springs, tally):
     for k in range(4):
         un = min(u_n[q, k], 0.0)
         mag2 = f_s[q, k, 0] ** 2 + f_s[q, k, 1] ** 2 + f_s[q, k, 2] ** 2
-        tally[0] += 0.5 * k_n[q] * un * un + 0.5 * mag2 / k_s[q]
+        tally.released += 0.5 * k_n[q] * un * un + 0.5 * mag2 / k_s[q]
         u_n[q, k] = 0.0
         for c in range(3):
             f_s[q, k, c] = 0.0

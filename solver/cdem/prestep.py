@@ -40,7 +40,7 @@ from mpi4py import MPI
 
 from solver.cdem.config import Stage
 from solver.cdem.hex8 import element_step
-from solver.cdem.interface import INTACT, interface_step, sum_slots
+from solver.cdem.interface import INTACT, interface_step, interface_tally, sum_slots
 from solver.cdem.linear_solvers import SOLVERS, LocalSystem, default_backend
 from solver.cdem.stiffness import element_stiffness, face_normals, spring_stiffness
 from solver.cdem.timeloop import TimeLoop, gravity_at
@@ -168,9 +168,10 @@ def unbalanced_force(comm, model, g: np.ndarray) -> tuple[np.ndarray, float]:
     return force, sums[0] / sums[1] if sums[1] > 0 else 0.0
 
 
-def advance(model, du: np.ndarray, tally: np.ndarray) -> None:
+def advance(model, du: np.ndarray, tally: np.void) -> None:
     """Move the own nodes by du (n_own, 3) and update element stresses and forces and the
-    spring forces through the explicit kernels (no failure), as one quasi-static step."""
+    spring forces through the explicit kernels (no failure), as one quasi-static step;
+    ``tally``: the interface springs' energy record (solver.cdem.interface.INTERFACE_ENERGY)."""
     n, e, s, ifc = model.nodes, model.elements, model.springs, model.interfaces
     n.du[:n.n_own] = du
     n.x += du
@@ -189,5 +190,5 @@ def overloaded_springs(comm, model) -> int:
     zero = np.zeros_like(n.du)
     trial = dataclasses.replace(s, f_slot=s.f_slot.copy(), u_n=s.u_n.copy(), f_s=s.f_s.copy(),
                                 state=s.state.copy())
-    broken = interface_step(n.x, zero, trial.packed, True, np.zeros(2))
+    broken = interface_step(n.x, zero, trial.packed, True, interface_tally())
     return comm.allreduce(int(broken), op=MPI.SUM)

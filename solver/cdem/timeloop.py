@@ -61,7 +61,7 @@ from solver import interrupt
 from solver.cdem.config import Stage
 from solver.cdem.contact.law import energy_tally
 from solver.cdem.hex8 import element_step, strain_energy
-from solver.cdem.interface import interface_energy, interface_step, sum_slots
+from solver.cdem.interface import interface_energy, interface_step, interface_tally, sum_slots
 from solver.cdem.model import Model
 from solver.cdem.stable_step import StepControl
 from solver.interrupt import Diverged
@@ -292,7 +292,7 @@ class TimeLoop:
         self.step = 0
         self.time = 0.0
         self.energies = Energies()
-        self.tally = np.zeros(2)
+        self.tally = interface_tally()
         self.broken_total = 0
         self.sums = np.zeros(6)
         self.reduced = np.zeros(9)
@@ -464,7 +464,7 @@ class TimeLoop:
         local = np.array([strain_energy(n.x, e.stress, e.lam, e.mu, DNDXI),
                           interface_energy(s.k_n, s.k_s, s.u_n, s.f_s, s.state)
                           + contact["stored"],
-                          self.tally[0] + self.tally[1] + contact["friction"]
+                          self.tally["released"] + self.tally["friction"] + contact["friction"]
                           + contact["dashpot"]])
         total = np.empty(3)
         self.comm.Allreduce(local, total, op=MPI.SUM)
@@ -532,7 +532,7 @@ class TimeLoop:
         n = self.m.nodes
         n.v[:] = 0.0
         n.x0[:] = n.x
-        self.tally[:] = 0.0
+        self.tally["released"] = self.tally["friction"] = 0.0
         if self.m.contact is not None:
             self.m.contact.energy["friction"] = self.m.contact.energy["dashpot"] = 0.0
         self.update_stored_energy()

@@ -23,7 +23,11 @@ Writing goes to ``DIR/checkpoint.partial``; once every rank has written its piec
 writes the manifest (by a rename, so a manifest is always whole) and swaps the new
 checkpoint in by renames, removing the previous one last: at every moment a complete
 checkpoint is on disk as ``checkpoint`` or, between the renames, ``checkpoint.old``, which
-:func:`find` takes when ``checkpoint`` is absent. A write the file system refuses on any rank
+:func:`find` takes when ``checkpoint`` is absent. Every file is flushed to the disk
+(``fsync``) before the manifest names it, each rank's folder after its files, and the
+manifest and the partial folder before the rename that puts it in place, which is then
+made durable in ``DIR`` too: after a power loss the folder named ``checkpoint`` holds the
+files its manifest lists, never empty ones. A write the file system refuses on any rank
 (no space, quota, I/O error) raises :class:`solver.errors.OutputFailed` on every rank and
 removes the partial folder; the previous checkpoint stays.
 """
@@ -33,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import shutil
 import sys
 import time
@@ -94,12 +99,23 @@ def _write_piece(piece: Path, tables: dict[str, dict[str, np.ndarray]]) -> dict:
         for name, array in fields.items():
             file = piece / f"{table}.{name}.npy"
             listed[f"{piece.name}/{file.name}"] = _save(file, array)
+    sync_folder(piece)
     return listed
 
 
+def sync_folder(folder: Path) -> None:
+    """Flush ``folder``'s entries (the names of the files in it) to the disk."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with naming(folder):
+            os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
 def _save(file: Path, array: np.ndarray) -> list:
-    """Write ``array`` as a .npy file (what np.save writes) and return [bytes, sha256] of
-    the file, hashed from memory as it is written."""
+    """Write ``array`` as a .npy file (what np.save writes), flushed to the disk, and return
+    [bytes, sha256] of the file, hashed from memory as it is written."""
     array = np.ascontiguousarray(array)
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(header, np.lib.format.header_data_from_array_1_0(array))
@@ -108,6 +124,8 @@ def _save(file: Path, array: np.ndarray) -> list:
     with naming(file), open(file, "wb") as out:
         out.write(header.getvalue())
         array.tofile(out)
+        out.flush()
+        os.fsync(out.fileno())
     return [len(header.getvalue()) + array.nbytes, digest.hexdigest()]
 
 
@@ -129,13 +147,17 @@ def _publish(out_dir: Path, manifest: dict) -> None:
     previous one (rank 0; module docstring)."""
     partial, final, old = out_dir / PARTIAL, out_dir / CHECKPOINT, out_dir / OLD
     staged = partial / f"{MANIFEST}.tmp"
-    with naming(staged):
-        staged.write_text(json.dumps(manifest, indent=1))
+    with naming(staged), open(staged, "w") as out:
+        out.write(json.dumps(manifest, indent=1))
+        out.flush()
+        os.fsync(out.fileno())
     staged.rename(partial / MANIFEST)
+    sync_folder(partial)
     if final.is_dir():
         shutil.rmtree(old, ignore_errors=True)
         final.rename(old)
     partial.rename(final)
+    sync_folder(out_dir)
     shutil.rmtree(old, ignore_errors=True)
 
 

@@ -5,6 +5,8 @@ hidden sibling ``.<name>.part-<pid>-<random>``; every rank writes there, and
 :meth:`OutputFolder.publish` renames it onto the target once the run is complete
 (``summary.json`` included), so the target holds a complete run or nothing new. A run that
 fails calls :meth:`OutputFolder.discard`; one that is killed leaves only the hidden sibling.
+A signal that ends the ranks at once (solver.interrupt.stop_now) has rank 0 remove the
+sibling it created first, unless it holds a checkpoint or a summary.
 The checks, on rank 0, reported on every rank as one InputError naming ``--out``:
 
 * the target must not be a file, and its parent must be writable;
@@ -21,7 +23,10 @@ onto ``<name>`` as the killed run would have been.
 
 A write the file system refused (solver.errors.OutputFailed) ends the run through
 :meth:`OutputFolder.fail`: the working folder stays where it holds a complete checkpoint to
-go on from (or is the folder a restart continues), and goes otherwise.
+go on from (or is the folder a restart continues), and goes otherwise. A publication the
+file system refuses (no space, quota, I/O error) raises OutputFailed on every rank and keeps
+the finished run, its last checkpoint included, in the working folder; the target is left
+as it was.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from solver import interrupt
 from solver.errors import InputError, OutputFailed, is_write_failure
 from solver.io import checkpoint
 from solver.parallel import on_root
@@ -93,6 +99,23 @@ def _prepare(target: Path, overwrite: bool) -> Path | OutputFailed:
                                 f"{exc.strerror or exc}") from None
 
 
+def _nothing() -> None:
+    pass
+
+
+def _put_back(aside: Path, target: Path) -> str:
+    """Rename the earlier run that a publication moved into the folder ``aside`` back onto
+    ``target``, where it is not there, and remove ``aside``; returns "" once done, else
+    where the earlier run is."""
+    try:
+        if not target.exists():
+            (aside / target.name).rename(target)
+    except OSError:
+        return f"the earlier run of {target} is in {aside / target.name}"
+    shutil.rmtree(aside, ignore_errors=True)
+    return ""
+
+
 class OutputFolder:
     """The target folder of a run and the folder the run writes into (``work``): a new
     hidden sibling, or on a restart (``resumed``) the folder of the run it continues, which
@@ -108,6 +131,14 @@ class OutputFolder:
             work.kept = f"{self.target} is left as it was"
             raise work
         self.work = work
+        self._forget = (interrupt.at_stop_now(self._remove_unfinished) if comm.rank == 0
+                        else _nothing)
+
+    def _remove_unfinished(self) -> None:
+        """Remove the working folder unless it holds a checkpoint or a summary (rank 0, as
+        a signal ends the ranks at once)."""
+        if not (checkpoint.exists(self.work) or (self.work / "summary.json").exists()):
+            shutil.rmtree(self.work, ignore_errors=True)
 
     @classmethod
     def resume(cls, comm, folder: str | Path) -> OutputFolder:
@@ -116,6 +147,7 @@ class OutputFolder:
         (replacing a run there, as the killed run was to)."""
         resumed = cls.__new__(cls)
         resumed.comm, resumed.work, resumed.resumed = comm, Path(folder), True
+        resumed._forget = _nothing
         part = PART_NAME.fullmatch(resumed.work.name)
         resumed.target = resumed.work.parent / part["name"] if part else resumed.work
         resumed.overwrite = part is not None
@@ -140,19 +172,27 @@ class OutputFolder:
         return self.work != self.target and self.target.is_dir() and holds_run(self.target)
 
     def publish(self) -> Path:
-        """Put the complete run in place of the target (collective); returns the target."""
+        """Put the complete run in place of the target (collective); returns the target. A
+        target that cannot take it raises InputError, a file system that refuses the renames
+        OutputFailed (module docstring), on every rank."""
         self.comm.Barrier()
         if self.work == self.target:
             return self.target
         error = None
         if self.comm.rank == 0:
+            self._forget()
             error = self._swap()
         error = self.comm.bcast(error, root=0)
+        if isinstance(error, OutputFailed):
+            raise error
         if error is not None:
             raise InputError("--out", error)
         return self.target
 
-    def _swap(self) -> str | None:
+    def _swap(self) -> str | OutputFailed | None:
+        """Rename the working folder onto the target (rank 0), an earlier run there moved
+        aside first and removed after; on failure the earlier run is put back, and the
+        reason (OutputFailed for a write the file system refused) returned."""
         target = self.target.resolve()
         old = None
         try:
@@ -164,10 +204,14 @@ class OutputFolder:
                 target.rename(old / target.name)
             os.replace(self.work, target)
         except OSError as exc:
-            if old is not None and not target.exists():
-                (old / target.name).rename(target)
+            earlier = "" if old is None else _put_back(old, target)
+            if is_write_failure(exc):
+                failure = OutputFailed(str(self.target), exc.errno, exc.strerror or str(exc))
+                failure.kept = (f"the finished run is kept in {self.work}; "
+                                + (earlier or f"{self.target} is left as it was"))
+                return failure
             return f"cannot move the finished run into {self.target}: {exc.strerror or exc}" \
-                   f" (it is kept in {self.work})"
+                   f" (it is kept in {self.work}{'; ' + earlier if earlier else ''})"
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
         return None
@@ -178,6 +222,7 @@ class OutputFolder:
         of a restart stays."""
         if collective:
             self.comm.Barrier()
+        self._forget()
         if self.comm.rank == 0 and not self.resumed:
             shutil.rmtree(self.work, ignore_errors=True)
 
@@ -190,6 +235,7 @@ class OutputFolder:
         the rank that failed, whose write stopped the others."""
         if collective:
             self.comm.Barrier()
+        self._forget()
         if self.comm.rank != 0 and collective:
             return
         if checkpoint.exists(self.work):

@@ -11,7 +11,7 @@ from solver.errors import InputError
 from solver.mesh.checks import check_elements, check_finite
 from solver.mesh.generate import BYTES_PER_ELEMENT, box, separate_blocks
 from solver.mesh.hexmesh import HexMesh
-from solver.mesh.read import read_hex_mesh
+from solver.mesh.read import memory_to_read, read_hex_mesh
 from solver.resources import need_memory
 from solver.rotation import rotate_about_axis
 
@@ -55,10 +55,12 @@ def mesh_from_config(cfg, where: str) -> HexMesh:
     table (``case.toml: mesh``). Generated boxes pass the coordinate and element checks of
     read meshes (solver.mesh.checks; touching boxes share positions, not nodes), so a box
     too small or too large for float64 is an error; a box whose mesh would not fit in this
-    node's memory is refused before it is built (solver.resources)."""
+    node's memory is refused before it is built, a file before it is read (solver.resources,
+    solver.mesh.read.memory_to_read)."""
     if cfg.path:
         if not os.path.isfile(cfg.path):
             raise InputError(f"{where}.path", f"mesh file not found: {cfg.path}")
+        need_memory(f"{where}.path", *memory_to_read(cfg.path))
         try:
             mesh = read_hex_mesh(cfg.path)
         except InputError as exc:

@@ -4,6 +4,12 @@ Only 3D cells are kept, and they must all be 8-node hexahedra; lower-dimensional
 quads, lines and vertices Gmsh writes for boundary physical groups) are ignored. Nodes no
 hexahedron uses are dropped and the rest renumbered in file order. The result passes
 :func:`solver.mesh.checks.check_hex_mesh`; every problem is an InputError naming the file.
+
+meshio reads a file whole, so the memory it takes is estimated before (:func:`memory_to_read`,
+checked by solver.mesh.build against this node's memory, solver.resources): at least the
+nodes a Gmsh file's header lists, 3 float64 each, and at least a third of the file's size
+(a number takes 8 bytes in memory and at most 24 characters in a text file, its own 8 bytes
+in a binary one).
 """
 
 from __future__ import annotations
@@ -18,9 +24,59 @@ import numpy as np
 from solver.errors import InputError
 from solver.mesh.checks import check_hex_mesh
 from solver.mesh.hexmesh import HexMesh
+from solver.resources import size_text
 
 GROUP_ARRAYS = ("group", "material", "gmsh:physical")
 """Cell-data arrays read as material group ids, first present wins."""
+
+HEADER_BYTES = 1 << 20
+"""How far into a Gmsh file its node count is looked for (``$Nodes`` comes after the format,
+the physical names and the entities)."""
+
+BYTES_PER_NODE = 24.0
+"""Memory of a node's coordinates once read (3 float64) [bytes]."""
+
+FILE_BYTES_PER_BYTE = 1.0 / 3.0
+"""Memory meshio's arrays take per byte of the file, at least: a number of 8 bytes takes at
+most 24 characters of text."""
+
+
+def memory_to_read(path: str) -> tuple[float, str]:
+    """A lower bound of the memory meshio takes to read ``path`` [bytes] and what it counts
+    (module docstring), before the file is read."""
+    size = os.path.getsize(path)
+    nodes = nodes_in_header(path)
+    if nodes is not None and nodes * BYTES_PER_NODE > size * FILE_BYTES_PER_BYTE:
+        return nodes * BYTES_PER_NODE, f"the {nodes:.3g} nodes its header lists"
+    return (size * FILE_BYTES_PER_BYTE,
+            f"the arrays meshio reads from the {size_text(size)} file")
+
+
+def nodes_in_header(path: str) -> int | None:
+    """The number of nodes the ``$Nodes`` section of a Gmsh file (format 2 or 4, text or
+    binary) says it holds, found within its first HEADER_BYTES; None for another file or
+    where it is not found there."""
+    with open(path, "rb") as file:
+        if file.readline(64).strip() != b"$MeshFormat":
+            return None
+        fields = file.readline(64).split()
+        try:
+            version, binary, word = fields[0], fields[1] == b"1", int(fields[2])
+            while file.tell() < HEADER_BYTES:
+                line = file.readline(HEADER_BYTES)
+                if not line:
+                    return None
+                if line.strip() == b"$Nodes":
+                    break
+            else:
+                return None
+            if not version.startswith(b"4"):
+                return int(file.readline(64).split()[0])
+            if binary:
+                return int(np.frombuffer(file.read(2 * word), dtype=f"<u{word}")[1])
+            return int(file.readline(256).split()[1])
+        except (IndexError, ValueError, TypeError):
+            return None
 
 
 def read_hex_mesh(path: str) -> HexMesh:

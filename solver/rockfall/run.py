@@ -14,6 +14,12 @@ any), ``bounce_height_mean``, its KS p-value, counts (``n_blocks``, ``n_impacts`
 impacts the impact module could not integrate), the stop range and the envelopes at the
 barriers. ``steps`` in the summary counts the flights and impacts.
 
+Every block's trajectory samples (:data:`~solver.rockfall.trajectory.COLUMNS`, float64) meet
+on rank 0 at the end. How long a block runs is known only once it ran, and most stop long
+before ``motion.t_end``, so their memory is not refused beforehand: where the samples of
+every block run to ``motion.t_end`` would not fit that node's memory, rank 0 says so in one
+warning line before the ensemble starts.
+
 Checkpoints (``--checkpoint-every``, ``--restart``, a clean stop at SIGTERM or SIGINT:
 :mod:`solver.ensemble_checkpoint`) hold the blocks that finished, with everything they
 recorded. A block under way is not stored: its whole motion takes about a second (0.3 to 2 s
@@ -24,6 +30,8 @@ and a checkpoint due by steps counts the phases.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from solver.case import Case
@@ -32,12 +40,12 @@ from solver.ensemble import run_ensemble
 from solver.ensemble_checkpoint import EnsembleCheckpoint, Record
 from solver.errors import InputError, written_by_root
 from solver.modules import TEMPLATES, ModuleSpec
-from solver.resources import need_count
+from solver.resources import available_memory, need_count, size_text
 from solver.rockfall import output, statistics
 from solver.rockfall.config import MAX_STATIONS, Config
 from solver.rockfall.ensemble import expand
 from solver.rockfall.terrain import build_terrain
-from solver.rockfall.trajectory import BlockRun, BlockSimulation
+from solver.rockfall.trajectory import COLUMNS, BlockRun, BlockSimulation
 
 ENVELOPE_UNITS = {f"{name}_{stat}": unit
                   for name, unit in (("height", "m"), ("energy", "J"), ("speed", "m/s"))
@@ -63,6 +71,18 @@ def _check_barriers(cfg: Config, terrain, where: str) -> None:
     for i, x in enumerate(cfg.output.barriers):
         if terrain.outside_distance(x, cfg.start.y, 0.0) > 0.0:
             raise InputError(f"{where}: output.barriers[{i}]", f"x = {x:g} is off the terrain")
+
+
+def _warn_trajectories(cfg: Config, where: str) -> None:
+    """Warn (one line on stderr) where the trajectories of all blocks, each run to
+    motion.t_end, would not fit this node's memory (module docstring; rank 0)."""
+    blocks, samples = cfg.blocks(), cfg.motion.t_end / cfg.output.sample_dt + 1.0
+    need, have = blocks * samples * 8.0 * len(COLUMNS), available_memory()
+    if need > have:
+        print(f"warning: {where}: output.sample_dt: the trajectories of {blocks:.3g} blocks "
+              f"would need {size_text(need)} of memory on rank 0 if every block ran to "
+              f"motion.t_end ({samples:.3g} samples); this node has {size_text(have)} "
+              "available", file=sys.stderr)
 
 
 def _check_stations(cfg: Config, terrain, where: str) -> None:
@@ -128,6 +148,8 @@ def _decode(record: Record) -> BlockRun:
 def run(case: Case, ctx: RunContext) -> RunOutput:
     cfg: Config = case.config
     comm, where = ctx.comm, str(case.path)
+    if comm.rank == 0:
+        _warn_trajectories(cfg, where)
     names = list(cfg.grounds)
     terrain = build_terrain(cfg.terrain, names, where)
     _check_barriers(cfg, terrain, where)

@@ -82,7 +82,8 @@ from solver.contact_laws.register import LawChoice, kernel_laws
 KEPT_REACH = 5.0
 
 #: The fields of the energy record (solver.cdem.contact.law.CONTACT_ENERGY) that sum the
-#: energy dissipated since the stage's reference, checkpointed as the "tally".
+#: energy dissipated since the stage's reference, checkpointed as the "tally" (global sums)
+#: and the "rank_tallies" (each rank's own; solver.cdem.checkpoint says which a restart takes).
 DISSIPATED = ("friction", "dashpot")
 
 TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, "vertex-face"),
@@ -566,7 +567,8 @@ class Contact:
         overlaps and normals), their potential targets as global face ids, the positions at the last
         renewal keyed by element id (and the fresh faces, when a partial renewal is
         pending); the counters (global values where the summary reduces them, see
-        :meth:`restore`)."""
+        :meth:`restore`) and the dissipated energies by name (DISSIPATED: global sums as
+        ``tally``, each rank's own on rank 0 as ``rank_tallies``)."""
         pending = self.pending is not None
         faces = (self._global_faces(*self.pending) if pending
                  else self._global_faces(self.candidates, self.mesh.gid))
@@ -593,14 +595,19 @@ class Contact:
                    "checks": self.comm.allreduce(self.checks),
                    "max_overlap": self.comm.allreduce(self.max_overlap, op=MPI.MAX),
                    "types_seen": sorted(set().union(*self.comm.allgather(self.types_seen))),
-                   "tally": [self.comm.allreduce(float(self.energy[name]))
-                             for name in DISSIPATED]}
+                   "tally": {name: self.comm.allreduce(float(self.energy[name]))
+                             for name in DISSIPATED},
+                   "rank_tallies": self.comm.gather({name: float(self.energy[name])
+                                                     for name in DISSIPATED}, root=0)}
         return tables, scalars
 
-    def restore(self, x: np.ndarray, du: np.ndarray, tables: dict, scalars: dict) -> None:
+    def restore(self, x: np.ndarray, du: np.ndarray, tables: dict, scalars: dict,
+                tally: dict[str, float]) -> None:
         """Continue from :meth:`state` (after ``set_glue`` with the restored glue state, on
-        any partition). Ghosts come from a search with KEPT_REACH times the margin, so that
-        every kept potential target is among them (collective)."""
+        any partition), with ``tally`` the dissipated energies (DISSIPATED, by name) this
+        rank takes back (solver.cdem.checkpoint.tally_of_rank). Ghosts come from a search
+        with KEPT_REACH times the margin, so that every kept potential target is among them
+        (collective)."""
         self._set_mesh(self.mesh.on_nodes(x, du))
         for name, rec in (("semi_springs", self.semi_springs), ("semi_edges", self.semi_edges)):
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
@@ -629,10 +636,9 @@ class Contact:
         self.steps_since_renewal = scalars["steps_since_renewal"]
         self.max_overlap = scalars["max_overlap"]
         self.types_seen = set(scalars["types_seen"])
-        first = self.comm.rank == 0
-        self.checks = scalars["checks"] if first else 0
-        for name, value in zip(DISSIPATED, scalars["tally"]):
-            self.energy[name] = value if first else 0.0
+        self.checks = scalars["checks"] if self.comm.rank == 0 else 0
+        for name, value in tally.items():
+            self.energy[name] = value
 
     # -- reporting -------------------------------------------------------------------------
     def contact_types(self) -> set[str]:
