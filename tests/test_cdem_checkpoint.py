@@ -171,6 +171,35 @@ def test_restart_on_the_partition_by_work_continues_to_the_last_bit(mpi_tmp_path
 
 
 @pytest.mark.mpi(min_size=2)
+@pytest.mark.parametrize("partitioner, n_ranks, keep, kept", [
+    ("rcb", 0, True, True),           # as written, even work: kept
+    ("rcb", 0, False, False),         # a rebalance: always by the work
+    ("rcb", 1, True, False),          # another rank count
+    ("metis", 0, True, False),        # by element count, one rank far more records
+])
+def test_a_restart_keeps_the_checkpoints_partition_where_its_work_is_even(
+        mpi_tmp_path, partitioner, n_ranks, keep, kept):
+    """solver.cdem.checkpoint.restart_partition: the partition the run had, each element on
+    the rank that wrote it, where the restart has as many ranks and their work is within
+    KEEP_PARTITION_BELOW of even; else the work per element to partition by."""
+    comm = MPI.COMM_WORLD
+    _, model, _ = _run(comm, mpi_tmp_path, case=dict(CONTACT_CASE, partitioner=partitioner))
+    written = np.zeros(24, dtype=np.int64)
+    written[model.elements.gid] = comm.rank
+    written = comm.allreduce(written, op=MPI.SUM)
+    parts, work = checkpoint.restart_partition(mpi_tmp_path, "case-a", 24, comm.size + n_ranks,
+                                               "checkpoint-test", keep=keep)
+    per_rank = np.bincount(written, weights=checkpoint.element_work(
+        mpi_tmp_path, "case-a", 24, "checkpoint-test"))
+    even = per_rank.max() <= checkpoint.KEEP_PARTITION_BELOW * per_rank.mean()
+    if kept:
+        assert even and np.array_equal(parts, written) and work is None
+    else:
+        assert parts is None and work is not None
+        assert even or partitioner == "metis"
+
+
+@pytest.mark.mpi(min_size=2)
 def test_restart_on_the_same_partition_gives_the_energy_figures_to_the_last_bit(mpi_tmp_path,
                                                                                capsys):
     """On 2 ranks, a run that checkpoints at step 400 and the restart from that checkpoint

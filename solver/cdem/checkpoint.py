@@ -31,8 +31,9 @@ The tallies are sums that each rank adds up over its own springs and contacts an
 reduced over the ranks when reported. A restart on the same number of ranks and the same
 partition (every rank holds the elements it held, in the same order) gives each rank back
 its own, so that the reported sums are added up in the order of a run that went through,
-to the last bit. On another rank count or another partition (a restart partitioned by the
-work, a rebalance) rank 0 takes the global sums and the other ranks start from zero: the
+to the last bit; a restart keeps the checkpoint's partition where its work is even
+(:func:`restart_partition`). On another rank count or another partition (a restart
+partitioned by the work, a rebalance) rank 0 takes the global sums and the other ranks start from zero: the
 reported sums then agree to round-off. The energy balance also differs by one booking:
 the last step's nodes and weights of a loaded contact are not kept, so the first step after
 a restart books the second half of their dashpots' work at their last overlap rate
@@ -141,9 +142,10 @@ def element_work(out_dir, digest: str, n_cells: int, where: str) -> np.ndarray |
     """Work per step of each element (n_cells,) at the checkpoint of ``out_dir``:
     ELEMENT_WORK for its own update, plus RECORD_WORK per contact record on its faces and
     CANDIDATE_WORK per potential target of its semi-springs; None without contact. A
-    restart partitions by it (solver.mesh.partition), so that the contacts of a fragmenting
-    mass, wherever fracture has gone, are shared out equally. Reads the records of every
-    rank's piece: call it on the rank that holds the mesh."""
+    restart whose partition is uneven (:func:`restart_partition`) partitions by it
+    (solver.mesh.partition), so that the contacts of a fragmenting mass, wherever fracture
+    has gone, are shared out equally. Reads the records of every rank's piece: call it on
+    the rank that holds the mesh."""
     path, manifest = _open(out_dir, digest, where)
     if manifest["contact"] is None:
         return None
@@ -159,6 +161,33 @@ def element_work(out_dir, digest: str, n_cells: int, where: str) -> np.ndarray |
         work += CANDIDATE_WORK * np.bincount(semi_spring_elem, weights=targets,
                                              minlength=n_cells).astype(np.int64)
     return work
+
+
+#: A restart on the checkpoint's number of ranks keeps its partition while the busiest
+#: rank's work (element_work) is at most this over the mean: the same partition keeps the
+#: energy tallies to the last bit (module docstring), a new one shares out the work.
+KEEP_PARTITION_BELOW = 1.1
+
+
+def restart_partition(out_dir, digest: str, n_cells: int, n_ranks: int, where: str,
+                      keep: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(parts, work) for a restart on ``n_ranks`` from the checkpoint of ``out_dir``: with
+    ``keep``, the checkpoint's own partition (the rank of each element, (n_cells,)) where it
+    was written on ``n_ranks`` ranks and its work per rank (:func:`element_work`) is within
+    KEEP_PARTITION_BELOW of even; else the work to partition by (None without contact).
+    Call it on the rank that holds the mesh."""
+    path, manifest = _open(out_dir, digest, where)
+    work = element_work(out_dir, digest, n_cells, where)
+    if not keep or manifest["ranks"] != n_ranks:
+        return None, work
+    parts = np.empty(n_cells, dtype=np.int64)
+    for r in range(n_ranks):
+        parts[files.load_array(path / f"rank{r}" / "elements.keys.npy")] = r
+    if work is not None:
+        per_rank = np.bincount(parts, weights=work, minlength=n_ranks)
+        if per_rank.max() > KEEP_PARTITION_BELOW * per_rank.mean():
+            return None, work
+    return parts, None
 
 
 def _open(out_dir, digest: str, where: str):

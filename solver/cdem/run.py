@@ -58,12 +58,15 @@ def time_steps(cfg: Config, limits: list[float], where: str) -> list[float]:
     return [cfg.time.dt] * len(limits)
 
 
-def _restart_work(comm, ctx: RunContext, digest: str, mesh, where: str) -> np.ndarray | None:
-    """On a restart, the work per element at the checkpoint, to partition by (on rank 0)."""
+def _restart_partition(comm, ctx: RunContext, digest: str, mesh, where: str,
+                       repartition: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """On a restart, (parts, work) on rank 0: the checkpoint's partition where it is kept
+    (solver.cdem.checkpoint.restart_partition; never with ``repartition``, a rebalance),
+    else the work per element at the checkpoint to partition by."""
     if not ctx.restart:
-        return None
-    return root_only(comm, lambda: checkpoint.element_work(ctx.out_dir, digest, mesh.n_cells,
-                                                           where))
+        return None, None
+    return root_only(comm, lambda: checkpoint.restart_partition(
+        ctx.out_dir, digest, mesh.n_cells, comm.size, where, keep=not repartition)) or (None, None)
 
 
 def run(case: Case, ctx: RunContext) -> RunOutput:
@@ -73,7 +76,7 @@ def run(case: Case, ctx: RunContext) -> RunOutput:
     output = _run_partition(case, ctx)
     while output is None:
         gc.collect()          # the old model now: its loop and checkpoint writer form a cycle
-        output = _run_partition(case, dataclasses.replace(ctx, restart=True))
+        output = _run_partition(case, dataclasses.replace(ctx, restart=True), repartition=True)
     return output
 
 
@@ -108,18 +111,19 @@ def _timing(comm, loop: TimeLoop) -> dict | None:
             "work_imbalance": _imbalance([s - w for s, w in zip(steps, waiting)])}
 
 
-def _run_partition(case: Case, ctx: RunContext) -> RunOutput | None:
-    """The run on one partition: its output, or None when a checkpoint asked for a new
-    partition (see :func:`run`)."""
+def _run_partition(case: Case, ctx: RunContext, repartition: bool = False) -> RunOutput | None:
+    """The run on one partition (``repartition``: a restart after a rebalance, on a new
+    partition by the work): its output, or None when a checkpoint asked for a new partition
+    (see :func:`run`)."""
     cfg: Config = case.config
     comm = ctx.comm
     where = str(case.path)
     mesh = root_only(comm, lambda: mesh_from_config(cfg.mesh, f"{where}: mesh"))
     root_only(comm, lambda: check_case(cfg, mesh, where))
     digest = files.run_digest(ctx.out_dir, case)
-    work = _restart_work(comm, ctx, digest, mesh, where)
+    parts, work = _restart_partition(comm, ctx, digest, mesh, where, repartition)
     measures = root_only(comm, lambda: measure(mesh, f"{where}: mesh"))
-    part = distribute(comm, mesh, measures, cfg.partitioner, work)
+    part = distribute(comm, mesh, measures, cfg.partitioner, work, parts)
     observer = make_observer(comm, cfg, mesh, measures, where, (ctx.out_dir, case.name))
     del measures
     model = build_model(comm, cfg, part, where)

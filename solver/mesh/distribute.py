@@ -90,12 +90,13 @@ def _partition(n_parts: int, measures: MeshMeasures, method: str,
 
 
 def distribute(comm, mesh: HexMesh | None, measures: MeshMeasures | None, method: str,
-               work: np.ndarray | None = None) -> MeshPart:
+               work: np.ndarray | None = None, parts: np.ndarray | None = None) -> MeshPart:
     """This rank's MeshPart; ``mesh`` is the whole mesh on rank 0 and ``measures`` its
     measures there (both ignored elsewhere), and ``work`` there the work of each element
-    per step that the ranks share equally (None: the same for all; solver.mesh.partition).
-    Collective."""
-    parts = root_only(comm, lambda: _partition(comm.size, measures, method, work))
+    per step that the ranks share equally (None: the same for all; solver.mesh.partition),
+    or ``parts`` there the rank of each element, a partition given. Collective."""
+    parts = root_only(comm, lambda: parts if parts is not None
+                      else _partition(comm.size, measures, method, work))
     if comm.rank != 0:
         return comm.recv(source=0, tag=11)
     owner = parts[measures.topology.elem]
