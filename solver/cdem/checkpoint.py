@@ -146,7 +146,11 @@ def element_work(out_dir, digest: str, n_cells: int, where: str) -> np.ndarray |
     (solver.mesh.partition), so that the contacts of a fragmenting mass, wherever fracture
     has gone, are shared out equally. Reads the records of every rank's piece: call it on
     the rank that holds the mesh."""
-    path, manifest = _open(out_dir, digest, where)
+    return _element_work(*_open(out_dir, digest, where), n_cells)
+
+
+def _element_work(path, manifest: dict, n_cells: int) -> np.ndarray | None:
+    """:func:`element_work` of the checkpoint folder ``path`` with its ``manifest``."""
     if manifest["contact"] is None:
         return None
     work = np.full(n_cells, ELEMENT_WORK, dtype=np.int64)
@@ -177,7 +181,7 @@ def restart_partition(out_dir, digest: str, n_cells: int, n_ranks: int, where: s
     KEEP_PARTITION_BELOW of even; else the work to partition by (None without contact).
     Call it on the rank that holds the mesh."""
     path, manifest = _open(out_dir, digest, where)
-    work = element_work(out_dir, digest, n_cells, where)
+    work = _element_work(path, manifest, n_cells)
     if not keep or manifest["ranks"] != n_ranks:
         return None, work
     parts = np.empty(n_cells, dtype=np.int64)
