@@ -229,16 +229,11 @@ def _column_geometry(mesh: HexMesh) -> tuple[float, float, float]:
     return top, bottom, float(face_areas(quads[on_base]).sum())
 
 
-class ColumnObserver:
-    """A relaxed gravity column against sigma_zz = -rho g (H - z): the base stress from the
-    reactions of the held base dofs over the base area, and every element's mean stress
-    (the constant-strain value of a hex8 column, exact at its centroid height z_c)."""
+class _LastRecord:
+    """An observer whose results read the last step's record alone: it keeps nothing across
+    a checkpoint (the next step's record is what the results read)."""
 
-    def __init__(self, comm, cfg: Config, mesh: HexMesh | None):
-        self.comm = comm
-        self.g = np.asarray(cfg.gravity, float)
-        self.top, self.bottom, self.base_area = on_root(comm, lambda: _column_geometry(mesh))
-        self.last = None
+    last = None
 
     def __call__(self, record) -> None:
         self.last = record
@@ -248,6 +243,17 @@ class ColumnObserver:
 
     def restore(self, state: dict, rows: dict) -> None:
         """Nothing kept: the next step's record is what the results read."""
+
+
+class ColumnObserver(_LastRecord):
+    """A relaxed gravity column against sigma_zz = -rho g (H - z): the base stress from the
+    reactions of the held base dofs over the base area, and every element's mean stress
+    (the constant-strain value of a hex8 column, exact at its centroid height z_c)."""
+
+    def __init__(self, comm, cfg: Config, mesh: HexMesh | None):
+        self.comm = comm
+        self.g = np.asarray(cfg.gravity, float)
+        self.top, self.bottom, self.base_area = on_root(comm, lambda: _column_geometry(mesh))
 
     def results(self) -> dict:
         m = self.last.model
@@ -326,7 +332,7 @@ class SlidingObserver:
                 "tilt_deg": math.degrees(theta), "displacement_ratio": moved}
 
 
-class RestingObserver:
+class RestingObserver(_LastRecord):
     """Sum of all contact normal forces at the end (every semi-spring in compression pushes
     the block and the base apart along the vertical face normals) against the block weight."""
 
@@ -334,16 +340,6 @@ class RestingObserver:
         self.comm = comm
         self.cfg = cfg
         self.mass = on_root(comm, lambda: _block_mass(mesh, cfg, where))
-        self.last = None
-
-    def __call__(self, record) -> None:
-        self.last = record
-
-    def state(self) -> dict:
-        return {}
-
-    def restore(self, state: dict, rows: dict) -> None:
-        """Nothing kept: the next step's record is what the results read."""
 
     def results(self) -> dict:
         total = self.comm.allreduce(self.last.model.contact_normal_force(), op=MPI.SUM)
