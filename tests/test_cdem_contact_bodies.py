@@ -30,6 +30,7 @@ from solver.contact_laws.laws import (
     clamped_restitution,
     damping_ratio_from_restitution,
 )
+from solver.exact_sum import global_sum
 from solver.mesh.build import mesh_from_config
 
 K_AREA = 1e10           # contact stiffness per area [Pa/m]
@@ -86,7 +87,7 @@ def _collide(case: dict, comm=MPI.COMM_SELF) -> tuple[float, float]:
     force, approach = [], [0.0, 0.0]
 
     def until_released(record) -> bool:
-        force.append(comm.allreduce(record.model.contact_normal_force()))
+        force.append(global_sum(comm, record.model.contact_normal_forces()))
         approach.append(start - separation(model.nodes.x[:, 2]))
         return any(force) and not force[-1] > 0
 

@@ -43,7 +43,7 @@ def _rebound(e_n: float, held_base: bool) -> float:
     touched = []
 
     def until_released(record) -> bool:
-        loaded = record.model.contact_normal_force() > 0
+        loaded = record.model.contact_normal_forces().sum() > 0
         touched.append(loaded)
         return any(touched) and not loaded
 

@@ -25,6 +25,7 @@ import pytest
 from mpi4py import MPI
 
 from conftest import CASES
+from solver import exact_sum
 from solver.case import from_dict
 from solver.cdem.config import Config
 from solver.cdem.constitutive import lame
@@ -32,7 +33,7 @@ from solver.cdem.hex8 import element_step, lumped_masses
 from solver.cdem.model import model_from_mesh
 from solver.cdem.stable_step import critical_step, element_frequency
 from solver.cdem.state import Nodes
-from solver.cdem.timeloop import DAMPING, TimeLoop, node_step
+from solver.cdem.timeloop import DAMPING, STEP_SUMS, TimeLoop, node_step
 from solver.cli import main
 from solver.mesh.build import mesh_from_config
 
@@ -44,7 +45,7 @@ def _peak(dt: float, mode: str, alpha: float, c: float, zeta: float, steps: int 
     n = Nodes(x0=x.copy(), x=x, v=np.zeros((1, 3)), du=np.zeros((1, 3)), f_int=np.zeros((1, 3)),
               f_contact=np.zeros((1, 3)), mass=np.ones(1), fixed=np.zeros((1, 3), dtype=bool),
               held_velocity=np.zeros((1, 3)))
-    f_int, f_dashpot, v, sums = n.f_int, n.f_contact, n.v, np.zeros(6)
+    f_int, f_dashpot, v, sums = n.f_int, n.f_contact, n.v, exact_sum.accumulator(STEP_SUMS)
     peak = 1.0
     for _ in range(steps):
         f_int[0, 0] = -x[0, 0]

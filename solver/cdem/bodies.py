@@ -12,35 +12,18 @@ boundaries (the interface springs' face exchange, forward and back), as many rou
 body crosses partitions; partial masses go to the owner and the totals come back.
 
 Exact sums: element masses are rounded to a grid q = 2^k so coarse that every sum of them
-stays below 2^53 q (:func:`exact_grid`); each such sum is then exact, hence the same in any
-order and on any partition. The rounding moves a mass by at most q / 2, about 1e-16 times
-the model's mass.
+stays below 2^53 q (solver.exact_sum.exact_grid); each such sum is then exact, hence the
+same in any order and on any partition. The rounding moves a mass by at most q / 2, about
+1e-16 times the model's mass.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from mpi4py import MPI
 from numba import njit
-
-
-def exact_grid(comm, largest: float, count: int) -> float:
-    """The power of two q such that the values counted over all ranks (``count`` of them
-    here), each a multiple of q and at most the largest over all ranks, sum exactly in any
-    order: count * largest < 2^52 q (collective; both arguments are this rank's)."""
-    top = comm.allreduce(float(largest), op=MPI.MAX)
-    n = comm.allreduce(int(count))
-    if top <= 0.0 or n == 0:
-        return 1.0
-    return 2.0 ** (math.ceil(math.log2(n * top)) - 52)
-
-
-def on_grid(values: np.ndarray, q: float) -> np.ndarray:
-    """``values`` rounded to multiples of q."""
-    return np.round(values / q) * q
 
 
 @dataclass

@@ -11,52 +11,49 @@ next step reads, keyed by global ids so that any partition can take it up:
   rows per element;
 * per interface face (global face id): the springs' opening, shear force and state;
 * per contact record (record key): target, tangential force, dashpot memory, normal force
-  and status, and the semi-springs' shares, places, offsets, overlaps and normals (the face a
-  loaded contact is on decides where it may go on to); the potential targets of the
-  semi-springs (global face ids) and, per active element, its node positions at the last
-  renewal (and, when springs broke in the last step, which of its faces are fresh);
+  and status, offset, normal and last step's weights and target nodes (global ids; the
+  dashpot work of last step's forces is booked with them), and the semi-springs' shares,
+  places and overlaps (the face a loaded contact is on decides where it may go on to); the
+  potential targets of the semi-springs (global face ids) and, per active element, its
+  node positions at the last renewal (and, when springs broke in the last step, which of
+  its faces are fresh);
 * in the manifest: the case it belongs to (a digest of the resolved case), the version of
-  these tables (``TABLES``: a checkpoint of another version is refused), step, time, the
-  stage and its clock, gravity, energies, the time spent in breakable stages (the interface
-  pairs' strength ramp), the contact counters, the observers' state, the frames of the
-  output series and the stages already done; the energy tallies of the interface springs
-  (``TimeLoop.tally``) and of the contact (``Contact.energy``) by name, as global sums and
-  as each rank's own (``rank_tallies``), beside a digest of each rank's elements
-  (``partition``).
+  these tables (``TABLES``: a checkpoint of a version not ``READABLE`` is refused), step,
+  time, the stage and its clock, gravity, energies, the time spent in breakable stages (the
+  interface pairs' strength ramp), the contact counters, the observers' state, the frames
+  of the output series and the stages already done; the energy tallies of the interface
+  springs (``TimeLoop.tally``) and of the contact (``Contact.energy``) by name, as exact
+  global sums (solver.cdem.tally).
 
 Everything else (glue state, ghosts, neighbour sets, halos) is rebuilt from these, so a
 restart continues the motion bit for bit on the same or another number of ranks.
 
-The tallies are sums that each rank adds up over its own springs and contacts and that are
-reduced over the ranks when reported. A restart on the same number of ranks and the same
-partition (every rank holds the elements it held, in the same order) gives each rank back
-its own, so that the reported sums are added up in the order of a run that went through,
-to the last bit; a restart keeps the checkpoint's partition where its work is even
-(:func:`restart_partition`). On another rank count or another partition (a restart
-partitioned by the work, a rebalance) rank 0 takes the global sums and the other ranks start from zero: the
-reported sums then agree to round-off. The energy balance also differs by one booking:
-the last step's nodes and weights of a loaded contact are not kept, so the first step after
-a restart books the second half of their dashpots' work at their last overlap rate
+The tallies are exact sums, so rank 0 takes the global sums back and the other ranks start
+from zero: the reported energies go on to the last bit on any partition too. One booking
+differs where springs broke in the step before the checkpoint: the ghosts the last step's
+target nodes were on are not kept, so the first step after the restart books the second
+half of the loaded dashpots' work at their last overlap rate
 (solver.cdem.contact.law.book_carried_dashpot).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 import numpy as np
-from mpi4py import MPI
 
-from solver.cdem.contact.pipeline import DISSIPATED
+from solver.cdem import tally
 from solver.cdem.interface import INTERFACE_ENERGY
 from solver.cdem.timeloop import Energies, StageClock, TimeLoop
 from solver.errors import InputError
 from solver.io import checkpoint as files
 
 #: Version of the tables above: 2 added the semi-springs' offsets, 3 the weakening clock, 4
-#: the semi-springs' normals.
-TABLES = 4
+#: the semi-springs' normals, 5 the records' last-step geometry (weights, target nodes,
+#: normals). A version-4 checkpoint is read too: its first step books the loaded dashpots
+#: at their last overlap rate.
+TABLES = 5
+READABLE = (4, 5)
 
 
 def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers: list,
@@ -79,13 +76,10 @@ def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers
     if m.contact is not None:
         contact_tables, contact = m.contact.state()
         tables.update(contact_tables)
-    own = named(loop.tally, INTERFACE_ENERGY.names)
-    tally = {name: comm.allreduce(value) for name, value in own.items()}
     manifest = {"case": digest, "tables": TABLES, "step": loop.step, "time": loop.time,
                 "dt": loop.dt, "stage": stage_index, "clock": dataclasses.asdict(loop.clock),
                 "g0": loop.g0.tolist(), "energies": dataclasses.asdict(loop.energies),
-                "tally": tally, "rank_tallies": comm.gather(own, root=0),
-                "partition": comm.gather(partition_digest(e.gid), root=0),
+                "tally": tally.to_checkpoint(comm, loop.tally, INTERFACE_ENERGY.names),
                 "broken_total": loop.broken_total, "unbalance": loop.unbalance,
                 "weakening_clock": loop.weakening_clock,
                 "guard": [loop.first_kinetic, loop.last_kinetic, loop.growth_streak],
@@ -93,38 +87,6 @@ def save(comm, out_dir, digest: str, loop: TimeLoop, stage_index: int, observers
                 "observers": [obs.state() for obs in observers],
                 "run": extra}
     return files.write(comm, out_dir, manifest, tables)
-
-
-def named(record: np.void, names: tuple[str, ...]) -> dict[str, float]:
-    """The fields ``names`` of an energy record, by name."""
-    return {name: float(record[name]) for name in names}
-
-
-def partition_digest(gid: np.ndarray) -> str:
-    """A digest of a rank's elements (their global ids, in its order)."""
-    return hashlib.sha256(np.ascontiguousarray(gid, dtype=np.int64).tobytes()).hexdigest()[:16]
-
-
-def same_partition(comm, manifest: dict, gid: np.ndarray) -> bool:
-    """Whether the checkpoint of ``manifest`` was written on ``comm``'s number of ranks with
-    each rank holding the elements ``gid`` holds on it now, in the same order (collective)."""
-    written = manifest.get("partition")
-    own = (written is not None and len(written) == comm.size
-           and written[comm.rank] == partition_digest(gid))
-    return comm.allreduce(own, op=MPI.LAND)
-
-
-def tally_of_rank(comm, manifest: dict, names: tuple[str, ...], own: bool) -> dict[str, float]:
-    """The energies of a tally that this rank takes back from ``manifest`` (the manifest's or
-    the contact's scalars: ``tally``, global sums by name or, from an earlier solver, in
-    the order of ``names``; ``rank_tallies`` each rank's own): its own where ``own`` (the
-    same partition, :func:`same_partition`), else the global sums on rank 0 and zero on the
-    others (module docstring)."""
-    if own:
-        return {name: manifest["rank_tallies"][comm.rank][name] for name in names}
-    tally = manifest["tally"]
-    total = tally if isinstance(tally, dict) else dict(zip(names, tally))
-    return {name: total[name] if comm.rank == 0 else 0.0 for name in names}
 
 
 #: Work per step, in units of one potential target checked by the contact geometry: an
@@ -168,8 +130,8 @@ def _element_work(path, manifest: dict, n_cells: int) -> np.ndarray | None:
 
 
 #: A restart on the checkpoint's number of ranks keeps its partition while the busiest
-#: rank's work (element_work) is at most this over the mean: the same partition keeps the
-#: energy tallies to the last bit (module docstring), a new one shares out the work.
+#: rank's work (element_work) is at most this over the mean (no element moves to another
+#: rank); beyond it, a new partition shares out the work.
 KEEP_PARTITION_BELOW = 1.1
 
 
@@ -199,7 +161,7 @@ def _open(out_dir, digest: str, where: str):
     of ``digest`` and hold tables of this version (InputError otherwise)."""
     path, manifest = files.open_for(out_dir, digest, where)
     version = manifest.get("tables", 1)
-    if version != TABLES:
+    if version not in READABLE:
         raise InputError(where, f"the checkpoint in {out_dir} was written by another version "
                                 f"of the solver (its tables are version {version}, this one "
                                 f"reads {TABLES}); run the case again without --restart")
@@ -217,7 +179,6 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
     element_fields = ["x0", "x", "v", "f_int", "f_contact", "f_slot", "stress"]
     observer_fields = [[f"observer{k}_{name}" for name in obs.ELEMENT_FIELDS]
                        if _per_element(obs) else [] for k, obs in enumerate(observers)]
-    own = same_partition(comm, manifest, e.gid)
     rows = files.read_table(path, ranks, "elements", e.gid,
                             element_fields + sum(observer_fields, []))
     for name, target in (("x0", n.x0), ("x", n.x), ("v", n.v), ("f_int", n.f_int),
@@ -231,21 +192,23 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
         c = m.contact
         loop.set_glue(m.interfaces.glued_neighbours(s.state, len(e)))
         fields = ["target", "f_t", "dashpot", "f_n", "status"]
-        spring_fields = ["candidates", "share", "placed", "offset", "overlap", "normal"]
+        step = (["own_w", "target_w", "target_node", "normal"] if manifest["tables"] >= 5
+                else [])
+        spring_fields = ["candidates", "share", "placed", "offset", "overlap"]
         tables = {"semi_springs": files.read_table(path, ranks, "semi_springs",
-                                                   c.semi_springs.key, fields + spring_fields),
+                                                   c.semi_springs.key,
+                                                   fields + spring_fields
+                                                   + (step or ["normal"])),
                   "semi_edges": files.read_table(path, ranks, "semi_edges", c.semi_edges.key,
-                                                 fields + ["offset"]),
+                                                 fields + ["offset"] + step),
                   "renewal": files.read_table(path, ranks, "renewal", c.own.gid[c.own_active],
                                               ["x", "fresh"] if manifest["contact"].get("pending")
                                               else ["x"])}
-        c.restore(n.x, n.du, tables, manifest["contact"],
-                  tally_of_rank(comm, manifest["contact"], DISSIPATED, own))
+        c.restore(n.x, n.du, tables, manifest["contact"])
     loop.step, loop.time, loop.dt = manifest["step"], manifest["time"], manifest["dt"]
     loop.g0 = np.asarray(manifest["g0"])
     loop.energies = Energies(**manifest["energies"])
-    for name, value in tally_of_rank(comm, manifest, INTERFACE_ENERGY.names, own).items():
-        loop.tally[name] = value
+    tally.restore(comm, loop.tally, manifest["tally"], INTERFACE_ENERGY.names)
     loop.broken_total = manifest["broken_total"]
     loop.unbalance = manifest["unbalance"]
     loop.weakening_clock = manifest["weakening_clock"]

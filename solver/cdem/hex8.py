@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from solver.cdem.constitutive import stress_increment
+from solver.exact_sum import add, normalize
 from solver.mesh.reference_hex import (CORNERS, element_volumes, gauss_points, jacobians,
                                        shape_values)
 
@@ -280,11 +281,12 @@ def element_step(x, du, stress, f_int, lam, mu, model):
 
 
 @njit(cache=True)
-def strain_energy(x, stress, lam, mu, dndxi):
-    """Elastic strain energy sum_i 1/2 sigma : C^-1 : sigma w_i J_i of all elements."""
-    total = 0.0
+def strain_energy(x, stress, lam, mu, dndxi, acc):
+    """acc += the elastic strain energy sum_i 1/2 sigma : C^-1 : sigma w_i J_i of all
+    elements, element by element (an exact-sum accumulator, solver.exact_sum; normalized)."""
     n_el = stress.shape[0]
     for e in range(n_el):
+        total = 0.0
         base = 8 * e
         bulk = lam[e] + 2.0 * mu[e] / 3.0
         for g in range(8):
@@ -306,4 +308,5 @@ def strain_energy(x, stress, lam, mu, dndxi):
             dev2 = ((s[0] - p) ** 2 + (s[1] - p) ** 2 + (s[2] - p) ** 2
                     + 2.0 * (s[3] ** 2 + s[4] ** 2 + s[5] ** 2))
             total += 0.5 * (p * p / bulk + dev2 / (2.0 * mu[e])) * det
-    return total
+        add(acc, total)
+    normalize(acc)

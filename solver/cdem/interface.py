@@ -54,22 +54,24 @@ import numpy as np
 from numba import njit
 
 from solver.cdem.hex8 import quad_normal
+from solver.cdem.tally import record as tally_record
+from solver.cdem.tally import zeroed
 from solver.contact_laws.laws import BROKEN_SHEAR, BROKEN_TENSION, INTACT, joint_spring
+from solver.exact_sum import add, normalize
 from solver.mesh.topology import FACES
 
 __all__ = ["BROKEN_SHEAR", "BROKEN_TENSION", "INTACT", "INTERFACE_ENERGY", "SLOT",
            "interface_energy", "interface_step", "interface_tally", "sum_slots"]
 
-#: The interface springs' energy tally [J], one record (numba reads and writes its fields by
+#: The interface springs' energy tally [J] (solver.cdem.tally; numba adds to its fields by
 #: name): released the energy the springs held when they broke, friction the work of the
 #: broken springs' residual friction, both since the stage's reference.
-INTERFACE_ENERGY = np.dtype([("released", np.float64), ("friction", np.float64)])
+INTERFACE_ENERGY = tally_record("released", "friction")
 
 
 def interface_tally() -> np.void:
-    """A zeroed INTERFACE_ENERGY record: a view into its own one-row array, so that
-    :func:`interface_step` adds to it in place."""
-    return np.zeros(1, INTERFACE_ENERGY)[0]
+    """A zeroed INTERFACE_ENERGY tally."""
+    return zeroed(INTERFACE_ENERGY)
 
 
 def _slot_table() -> np.ndarray:
@@ -131,8 +133,8 @@ def interface_step(x, du, springs, breakable, tally, handover=False):
             if st != state[q, k]:
                 state[q, k] = st
                 n_broken += 1
-            tally.released += released
-            tally.friction += dissipated
+            add(tally.released, released)
+            add(tally.friction, dissipated)
             f_s[q, k, 0] = s0
             f_s[q, k, 1] = s1
             f_s[q, k, 2] = s2
@@ -147,6 +149,8 @@ def interface_step(x, du, springs, breakable, tally, handover=False):
             f_slot[j, b, 0] = -t0
             f_slot[j, b, 1] = -t1
             f_slot[j, b, 2] = -t2
+    normalize(tally.released)
+    normalize(tally.friction)
     return n_broken
 
 
@@ -165,7 +169,7 @@ def _release(q, springs, tally):
     for k in range(4):
         un = min(u_n[q, k], 0.0)
         mag2 = f_s[q, k, 0] ** 2 + f_s[q, k, 1] ** 2 + f_s[q, k, 2] ** 2
-        tally.released += 0.5 * k_n[q] * un * un + 0.5 * mag2 / k_s[q]
+        add(tally.released, 0.5 * k_n[q] * un * un + 0.5 * mag2 / k_s[q])
         u_n[q, k] = 0.0
         for c in range(3):
             f_s[q, k, c] = 0.0
@@ -213,14 +217,16 @@ def sum_slots(f_slot: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def interface_energy(k_n, k_s, u_n, f_s, state):
-    """Elastic energy stored in the interface springs, 1/2 F_n^2/K_n + 1/2 |F_s|^2/K_s."""
-    total = 0.0
+def interface_energy(k_n, k_s, u_n, f_s, state, acc):
+    """acc += the elastic energy stored in the interface springs, 1/2 F_n^2/K_n + 1/2
+    |F_s|^2/K_s, face by face (an exact-sum accumulator, solver.exact_sum; normalized)."""
     for q in range(u_n.shape[0]):
+        face = 0.0
         for k in range(4):
             un = u_n[q, k]
             if state[q, k] != INTACT and un > 0.0:
                 un = 0.0
             s = f_s[q, k, 0] ** 2 + f_s[q, k, 1] ** 2 + f_s[q, k, 2] ** 2
-            total += 0.5 * k_n[q] * un * un + 0.5 * s / k_s[q]
-    return total
+            face += 0.5 * k_n[q] * un * un + 0.5 * s / k_s[q]
+        add(acc, face)
+    normalize(acc)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
-from solver.cdem.bodies import GluedBodies, exact_grid, on_grid
+from solver.cdem.bodies import GluedBodies
 from solver.cdem.config import Config, Material
 from solver.cdem.constitutive import MODELS, lame
 from solver.cdem.contact import Contact, ContactElements, ContactParams
@@ -27,6 +27,7 @@ from solver.cdem.interface import INTACT, SLOT, glue_table, glued_faces
 from solver.cdem.stable_step import StepBound, element_frequency
 from solver.cdem.state import Elements, InterfaceSprings, Nodes, StrengthRamp
 from solver.errors import InputError
+from solver.exact_sum import exact_grid, on_grid
 from solver.mesh.distribute import MeshPart, distribute
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.measures import measure

@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 from mpi4py import MPI
 
+from solver import exact_sum
 from solver.cdem.config import Stage
 from solver.cdem.hex8 import element_step
 from solver.cdem.interface import INTACT, interface_step, interface_tally, sum_slots
@@ -45,6 +46,7 @@ from solver.cdem.linear_solvers import SOLVERS, LocalSystem, default_backend
 from solver.cdem.stiffness import element_stiffness, face_normals, spring_stiffness
 from solver.cdem.timeloop import TimeLoop, gravity_at
 from solver.errors import InputError
+from solver.exact_sum import global_sums
 
 #: The prestep stops at an unbalance ratio below PRECISION x the stage's unbalance_tol.
 PRECISION = 1e-3
@@ -82,7 +84,7 @@ def implicit_prestep(comm, loop: TimeLoop, stage: Stage, where: str,
     lap("solver_setup")
     before = _stored(loop) + loop.energies.kinetic
     model.nodes.v[:] = 0.0
-    work = 0.0
+    work = exact_sum.accumulator()
     iterations = []
     target = PRECISION * stage.unbalance_tol
     residual, ratio = unbalanced_force(comm, model, g)
@@ -91,7 +93,7 @@ def implicit_prestep(comm, loop: TimeLoop, stage: Stage, where: str,
         du, its = solver.solve(residual.ravel())
         lap("solves")
         du = du.reshape(-1, 3)
-        work += float(np.sum(model.nodes.mass[:, None] * g * du))
+        exact_sum.add_all(work, (model.nodes.mass[:, None] * g * du).ravel())
         advance(model, du, loop.tally)
         iterations.append(its)
         residual, ratio = unbalanced_force(comm, model, g)
@@ -99,7 +101,7 @@ def implicit_prestep(comm, loop: TimeLoop, stage: Stage, where: str,
         raise InputError(where, f"no equilibrium found (unbalance ratio {ratio:.2e} after "
                                 f"{len(iterations)} solves): every block must be glued to a "
                                 f"held one; relax without the prestep")
-    work = comm.allreduce(work, op=MPI.SUM)
+    work = float(exact_sum.value(exact_sum.total(comm, work)))
     e = loop.energies
     e.gravity_work += work
     e.damping += work + before - _stored(loop)
@@ -161,9 +163,8 @@ def unbalanced_force(comm, model, g: np.ndarray) -> tuple[np.ndarray, float]:
     weight = n.mass[:, None] * g
     force = n.f_int + spring + weight
     free = ~n.fixed
-    sums = np.array([np.abs(force[free]).sum(),
-                     (np.abs(n.f_int) + np.abs(spring) + np.abs(weight))[free].sum()])
-    comm.Allreduce(MPI.IN_PLACE, sums, op=MPI.SUM)
+    sums = global_sums(comm, [np.abs(force[free]),
+                              (np.abs(n.f_int) + np.abs(spring) + np.abs(weight))[free]])
     force[n.fixed] = 0.0
     return force, sums[0] / sums[1] if sums[1] > 0 else 0.0
 

@@ -24,8 +24,9 @@ Per step, on every rank:
    contact and to the stable-step bound.
 
 Every floating-point sum that feeds the motion is taken in an order that does not depend on
-the partition, so a run gives the same numbers, to the last bit, on any number of ranks;
-only the reported global sums (unbalance ratio, energies) are reduced over ranks.
+the partition, and the global sums (unbalance ratio, energies) are exact sums rounded once
+(solver.exact_sum), so a run gives the same numbers, to the last bit, on any number of
+ranks, its energies and unbalance ratio included.
 
 Damping (F_damp per dof):
 * ``local``: Cundall's non-viscous local damping, F_d = -alpha |F| sign(v) (Itasca);
@@ -57,18 +58,28 @@ import numpy as np
 from mpi4py import MPI
 from numba import njit
 
-from solver import interrupt
+from solver import exact_sum, interrupt
+from solver.cdem import tally
 from solver.cdem.config import Stage
-from solver.cdem.contact.law import energy_tally
+from solver.cdem.contact.law import DISSIPATED, energy_tally
 from solver.cdem.hex8 import element_step, strain_energy
-from solver.cdem.interface import interface_energy, interface_step, interface_tally, sum_slots
+from solver.cdem.interface import (INTERFACE_ENERGY, interface_energy, interface_step,
+                                   interface_tally, sum_slots)
 from solver.cdem.model import Model
 from solver.cdem.stable_step import StepControl
+from solver.exact_sum import add, normalize
 from solver.interrupt import Diverged
 from solver.mesh.reference_hex import DNDXI
 from solver.rotation import rotate_about_axis
 
 DAMPING = {"none": 0, "local": 1, "viscous": 2}
+
+
+#: The step's sums (solver.exact_sum accumulators, rows of TimeLoop.sums): unbalanced and
+#: total force magnitudes (the unbalance ratio), the work of damping, gravity and the held
+#: dofs in the step, the kinetic energy.
+STEP_SUMS = 6
+UNBALANCED, FORCE_SCALE, DAMPING_WORK, GRAVITY_WORK, HELD_WORK, KINETIC = range(STEP_SUMS)
 
 
 @njit(cache=True)
@@ -77,48 +88,59 @@ def node_step(nodes, f_slot, g, dt, dt_v, mode, alpha, c_visc, sums):
     coordinates x and increments du updated) one step of dt under gravity g (3,), with the
     velocity step dt_v (dt, or the mean of the last step and dt where the step changes) and
     the stage's damping (``mode`` its DAMPING id, Cundall's ``alpha``, the mass-proportional
-    ``c_visc`` [1/s]); ``sums`` += [|F_unbalanced|, |F| scale, damping work, gravity
-    work, held-dof work, kinetic energy] over the free (or held) dofs. The spring force of
-    a node is the sum of its three interface slots f_slot in slot order plus its contact
-    force, ((s_0 + s_1) + s_2) + f_contact (solver.cdem.interface.sum_slots). The local
-    damping force takes the velocity's sign from (v > 0) - (v < 0), not from a branch:
-    where the signs vary from node to node (a block that barely moves), a branch on them is
+    ``c_visc`` [1/s]); ``sums`` (STEP_SUMS, WORDS) += [|F_unbalanced|, |F| scale, damping
+    work, gravity work, held-dof work, kinetic energy] over the free (or held) dofs, each
+    element's eight nodes summed in their order and added exactly (solver.exact_sum), so
+    that the sums do not depend on the partition. The spring force of a node is the sum of
+    its three interface slots f_slot in slot order plus its contact force,
+    ((s_0 + s_1) + s_2) + f_contact (solver.cdem.interface.sum_slots). The local damping
+    force takes the velocity's sign from (v > 0) - (v < 0), not from a branch: where the
+    signs vary from node to node (a block that barely moves), a branch on them is
     mispredicted about half the time."""
     nodes = nodes.value
     x, v, du, f_int, f_contact = nodes.x, nodes.v, nodes.du, nodes.f_int, nodes.f_contact
     mass, fixed, held_velocity = nodes.mass, nodes.fixed, nodes.held_velocity
-    s0, s1, s2, s3, s4, s5 = sums[0], sums[1], sums[2], sums[3], sums[4], sums[5]
-    for i in range(x.shape[0]):
-        m = mass[i]
-        for c in range(3):
-            fg = m * g[c]
-            fs = ((f_slot[i, 0, c] + f_slot[i, 1, c]) + f_slot[i, 2, c]) + f_contact[i, c]
-            fi = f_int[i, c] + fs
-            force = fi + fg
-            if fixed[i, c]:
-                vn = held_velocity[i, c]
-                s4 -= force * vn * dt
-            else:
-                s0 += abs(force)
-                s1 += abs(f_int[i, c]) + abs(fs) + abs(fg)
-                vo = v[i, c]
-                fd = 0.0
-                if mode == 1:
-                    fd = -alpha * abs(force) * ((vo > 0.0) - (vo < 0.0))
-                elif mode == 2:
-                    fd = -c_visc * m * vo
-                vn = vo + (force + fd) * dt_v / m
-                if mode == 1 and vo == 0.0:
-                    fd = -alpha * abs(force) * np.sign(vn)
+    n = x.shape[0]
+    for first in range(0, n, 8):
+        s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+        for i in range(first, min(first + 8, n)):
+            m = mass[i]
+            for c in range(3):
+                fg = m * g[c]
+                fs = ((f_slot[i, 0, c] + f_slot[i, 1, c]) + f_slot[i, 2, c]) + f_contact[i, c]
+                fi = f_int[i, c] + fs
+                force = fi + fg
+                if fixed[i, c]:
+                    vn = held_velocity[i, c]
+                    s4 -= force * vn * dt
+                else:
+                    s0 += abs(force)
+                    s1 += abs(f_int[i, c]) + abs(fs) + abs(fg)
+                    vo = v[i, c]
+                    fd = 0.0
+                    if mode == 1:
+                        fd = -alpha * abs(force) * ((vo > 0.0) - (vo < 0.0))
+                    elif mode == 2:
+                        fd = -c_visc * m * vo
                     vn = vo + (force + fd) * dt_v / m
-                s2 -= fd * 0.5 * (vo + vn) * dt
-            v[i, c] = vn
-            d = vn * dt
-            du[i, c] = d
-            x[i, c] += d
-            s3 += fg * d
-            s5 += 0.5 * m * vn * vn
-    sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = s0, s1, s2, s3, s4, s5
+                    if mode == 1 and vo == 0.0:
+                        fd = -alpha * abs(force) * np.sign(vn)
+                        vn = vo + (force + fd) * dt_v / m
+                    s2 -= fd * 0.5 * (vo + vn) * dt
+                v[i, c] = vn
+                d = vn * dt
+                du[i, c] = d
+                x[i, c] += d
+                s3 += fg * d
+                s5 += 0.5 * m * vn * vn
+        add(sums[UNBALANCED], s0)
+        add(sums[FORCE_SCALE], s1)
+        add(sums[DAMPING_WORK], s2)
+        add(sums[GRAVITY_WORK], s3)
+        add(sums[HELD_WORK], s4)
+        add(sums[KINETIC], s5)
+    for k in range(STEP_SUMS):
+        normalize(sums[k])
 
 
 GROWTH = 100.0
@@ -228,10 +250,9 @@ class ModelView:
         sum_slots(self._f_slot, out)
         return out + self._f_contact
 
-    def contact_normal_force(self) -> float:
-        """Sum of this rank's semi-spring normal forces [N] (0 without contact)."""
-        return (float(self._contact.semi_springs.f_n.sum()) if self._contact is not None
-                else 0.0)
+    def contact_normal_forces(self) -> np.ndarray:
+        """This rank's semi-spring normal forces [N] (none without contact)."""
+        return self._contact.semi_springs.f_n if self._contact is not None else np.zeros(0)
 
 
 @dataclass(frozen=True)
@@ -294,8 +315,8 @@ class TimeLoop:
         self.energies = Energies()
         self.tally = interface_tally()
         self.broken_total = 0
-        self.sums = np.zeros(6)
-        self.reduced = np.zeros(9)
+        self.sums = exact_sum.accumulator(STEP_SUMS)
+        self.reduced = np.zeros(STEP_SUMS * exact_sum.WORDS + 3, dtype=np.int64)
         self.unbalance = math.inf
         self.compute_seconds = 0.0
         self.contact_seconds = 0.0
@@ -346,7 +367,7 @@ class TimeLoop:
         n, e, s, ifc = m.nodes, m.elements, m.springs, m.interfaces
         exchanged = self._exchange_seconds()
         start = t0 = time.perf_counter()
-        self.sums[:] = 0.0
+        self.sums[:] = 0
         node_step(n.packed, s.f_slot, g, self.dt, self.velocity_step, DAMPING[stage.damping],
                   stage.local_damping, stage.viscous_damping, self.sums)
         self.velocity_step = self.dt
@@ -401,27 +422,28 @@ class TimeLoop:
                 + (m.contact.traffic.seconds if m.contact is not None else 0.0))
 
     def _reduce(self, moved: bool) -> bool:
-        """The step's reduction: unbalance ratio and energy increments, whether a contact
-        node moved, a signal was caught or a checkpoint is due by the wall clock on any rank
-        (global sums). Returns whether a contact node moved anywhere."""
-        self.reduced[:6] = self.sums
-        self.reduced[6] = moved
-        self.reduced[7] = interrupt.received() > 0
-        self.reduced[8] = self.checkpoint.due_by_clock()
+        """The step's reduction: unbalance ratio and energy increments (exact sums, the same
+        bits on any partition), whether a contact node moved, a signal was caught or a
+        checkpoint is due by the wall clock on any rank (global). Returns whether a contact
+        node moved anywhere."""
+        n_sums = STEP_SUMS * exact_sum.WORDS
+        self.reduced[:n_sums] = self.sums.ravel()
+        self.reduced[n_sums:] = (moved, interrupt.received() > 0, self.checkpoint.due_by_clock())
         reducing = time.perf_counter()
         self.comm.Allreduce(MPI.IN_PLACE, self.reduced, op=MPI.SUM)
         self.reduce_seconds += time.perf_counter() - reducing
-        total = self.reduced
-        self.unbalance = total[0] / total[1] if total[1] > 0 else 0.0
+        total = exact_sum.values(self.reduced[:n_sums].reshape(STEP_SUMS, exact_sum.WORDS))
+        self.unbalance = (total[UNBALANCED] / total[FORCE_SCALE] if total[FORCE_SCALE] > 0
+                          else 0.0)
         e = self.energies
-        e.damping += total[2]
-        e.gravity_work += total[3]
-        e.held_work += total[4]
-        e.kinetic = total[5]
-        self.stop_requested = total[7] > 0
-        self.checkpoint.clock_due = total[8] > 0
+        e.damping += total[DAMPING_WORK]
+        e.gravity_work += total[GRAVITY_WORK]
+        e.held_work += total[HELD_WORK]
+        e.kinetic = total[KINETIC]
+        self.stop_requested = self.reduced[n_sums + 1] > 0
+        self.checkpoint.clock_due = self.reduced[n_sums + 2] > 0
         self._guard(total)
-        return bool(total[6] > 0)
+        return bool(self.reduced[n_sums] > 0)
 
     def _guard(self, total: np.ndarray) -> None:
         """Stop a diverging run at once: the reduced sums non-finite, or the kinetic energy
@@ -457,17 +479,18 @@ class TimeLoop:
         return f"worst element {gid} (node velocity {top:.3e} m/s)"
 
     def update_stored_energy(self) -> Energies:
-        """Element and spring strain energy and spring dissipation (global; collective)."""
+        """Element and spring strain energy and spring dissipation (global, exact sums;
+        collective)."""
         m = self.m
         n, e, s = m.nodes, m.elements, m.springs
         contact = m.contact.energy if m.contact is not None else energy_tally()
-        local = np.array([strain_energy(n.x, e.stress, e.lam, e.mu, DNDXI),
-                          interface_energy(s.k_n, s.k_s, s.u_n, s.f_s, s.state)
-                          + contact["stored"],
-                          self.tally["released"] + self.tally["friction"] + contact["friction"]
-                          + contact["dashpot"]])
-        total = np.empty(3)
-        self.comm.Allreduce(local, total, op=MPI.SUM)
+        local = exact_sum.accumulator(3)
+        strain_energy(n.x, e.stress, e.lam, e.mu, DNDXI, local[0])
+        interface_energy(s.k_n, s.k_s, s.u_n, s.f_s, s.state, local[1])
+        local[1] += contact["stored"]
+        local[2] = (tally.local_sum(self.tally, INTERFACE_ENERGY.names)
+                    + tally.local_sum(contact, DISSIPATED))
+        total = exact_sum.values(exact_sum.total(self.comm, local))
         self.energies.strain, self.energies.spring, self.energies.spring_dissipated = total
         return self.energies
 
@@ -532,9 +555,9 @@ class TimeLoop:
         n = self.m.nodes
         n.v[:] = 0.0
         n.x0[:] = n.x
-        self.tally["released"] = self.tally["friction"] = 0.0
+        tally.reset(self.tally, INTERFACE_ENERGY.names)
         if self.m.contact is not None:
-            self.m.contact.energy["friction"] = self.m.contact.energy["dashpot"] = 0.0
+            tally.reset(self.m.contact.energy, DISSIPATED)
         self.update_stored_energy()
         self.energies = Energies(strain=self.energies.strain, spring=self.energies.spring,
                                  reference=self.energies.strain + self.energies.spring)

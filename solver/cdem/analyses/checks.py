@@ -26,19 +26,13 @@ from scipy.optimize import brentq
 
 from solver.cdem.config import Config
 from solver.cdem.model import MaterialTable, group_ids
+from solver.exact_sum import global_sum, global_sums
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.reference_hex import gauss_points, jacobians, shape_values
 from solver.mesh.measures import MeshMeasures
 from solver.mesh.topology import FACES, face_areas
 from solver.parallel import on_root
 from solver.rotation import rotate_about_axis
-
-
-def _global_sum(comm, values) -> np.ndarray:
-    local = np.ascontiguousarray(values, dtype=float)
-    total = np.empty_like(local)
-    comm.Allreduce(local, total, op=MPI.SUM)
-    return total
 
 
 def _densities(mesh: HexMesh, cfg: Config, where: str) -> np.ndarray:
@@ -109,8 +103,7 @@ class PendulumObserver:
         if record.step % self.every:
             return
         m = record.model
-        s = _global_sum(self.comm, np.concatenate([(m.mass[:, None] * m.x).sum(0),
-                                                   [m.mass.sum()]]))
+        s = global_sums(self.comm, [*(m.mass * m.x.T), m.mass])
         r = self._perp(s[:3] / s[3] - self.pivot)
         angle = math.atan2(self.axis @ np.cross(self.r0, r), self.r0 @ r)
         prev = self.angles[-1]
@@ -258,13 +251,13 @@ class ColumnObserver(_LastRecord):
     def results(self) -> dict:
         m = self.last.model
         held = m.fixed[:, 2] & (np.abs(m.x0[:, 2] - self.bottom) < 1e-9)
-        reaction = -(m.f_int[:, 2] + m.spring_forces()[:, 2] + m.mass * self.g[2])[held].sum()
+        reaction = -(m.f_int[:, 2] + m.spring_forces()[:, 2] + m.mass * self.g[2])[held]
         z_c = m.x.reshape(-1, 8, 3)[:, :, 2].mean(axis=1)
         numeric = m.stress[:, :, 2].mean(axis=1)
         theory = -m.density * np.linalg.norm(self.g) * (self.top - z_c)
         err = float(np.max(np.abs(numeric - theory) / np.abs(theory))) if len(z_c) else 0.0
         err = self.comm.allreduce(err, op=MPI.MAX)
-        base = -self.comm.allreduce(float(reaction), op=MPI.SUM) / self.base_area
+        base = -global_sum(self.comm, reaction) / self.base_area
         rho = self.comm.allreduce(float(m.density.max()) if len(z_c) else 0.0, op=MPI.MAX)
         theory_base = -rho * np.linalg.norm(self.g) * (self.top - self.bottom)
         return {"base_stress_numeric": base, "base_stress_theory": theory_base,
@@ -300,8 +293,7 @@ class SlidingObserver:
             return
         m = record.model
         w = m.mass * np.repeat(np.isin(m.group, self.ids), 8)
-        s = _global_sum(self.comm, np.concatenate([(w[:, None] * m.v).sum(0),
-                                                   (w[:, None] * m.x).sum(0), [w.sum()]]))
+        s = global_sums(self.comm, [*(w * m.v.T), *(w * m.x.T), w])
         if self.g is None:
             self.g = record.gravity
         self.samples.append((record.stage_time, s[:3] / s[6], s[3:6] / s[6]))
@@ -342,7 +334,7 @@ class RestingObserver(_LastRecord):
         self.mass = on_root(comm, lambda: _block_mass(mesh, cfg, where))
 
     def results(self) -> dict:
-        total = self.comm.allreduce(self.last.model.contact_normal_force(), op=MPI.SUM)
+        total = global_sum(self.comm, self.last.model.contact_normal_forces())
         weight = self.mass * float(np.linalg.norm(self.cfg.gravity))
         return {"contact_normal_force_sum": total, "weight": weight,
                 "rel_error": abs(total - weight) / weight,

@@ -50,6 +50,7 @@ from solver.cdem.config import Config
 from solver.cdem.interface import INTACT
 from solver.cdem.model import MaterialTable, group_ids
 from solver.errors import InputError, write_together
+from solver.exact_sum import global_sums
 from solver.mesh.hexmesh import HexMesh
 from solver.mesh.measures import MeshMeasures
 from solver.parallel import on_root
@@ -180,11 +181,9 @@ class LandslideObserver:
         m = v.mass
         mb = m * self.block_nodes
         broken = np.count_nonzero(v.spring_state[self.inner_rows] != INTACT)
-        local = np.concatenate([
-            [mb.sum(), 0.5 * (m * self.mass_nodes * np.einsum("ij,ij->i", v.v, v.v)).sum()],
-            mb @ v.x, mb @ v.v, mb @ v.x0, [broken]])
-        total = np.empty_like(local)
-        self.comm.Allreduce(local, total, op=MPI.SUM)
+        total = global_sums(self.comm, [
+            mb, 0.5 * m * self.mass_nodes * np.einsum("ij,ij->i", v.v, v.v),
+            *(mb * v.x.T), *(mb * v.v.T), *(mb * v.x0.T), [broken]])
         com, vel, com0 = total[2:5] / total[0], total[5:8] / total[0], total[8:11] / total[0]
         n_inner = 4 * len(self.setup["inner"])
         fraction = total[11] / n_inner if n_inner else 0.0
@@ -207,14 +206,12 @@ class LandslideObserver:
         the mass-bed interfaces (global sums; collective)."""
         v = record.model
         held = v.fixed.all(axis=1)
-        on_bed = v.spring_forces()[held].sum(axis=0)
         rows = self.sliding_rows
         normal = v.spring_k_n[rows, None] * v.spring_u_n[rows]
-        shear = (self.sliding_sign[:, None, None] * v.spring_f_s[rows]).sum(axis=(0, 1))
-        local = np.concatenate([on_bed, shear, [np.maximum(-normal, 0.0).sum(),
-                                                np.count_nonzero(v.spring_state != INTACT)]])
-        total = np.empty_like(local)
-        self.comm.Allreduce(local, total, op=MPI.SUM)
+        total = global_sums(self.comm, [
+            *v.spring_forces()[held].T, *(self.sliding_sign[:, None, None]
+                                          * v.spring_f_s[rows]).reshape(-1, 3).T,
+            np.maximum(-normal, 0.0), [np.count_nonzero(v.spring_state != INTACT)]])
         up = -np.asarray(record.gravity) / np.linalg.norm(record.gravity)
         reaction = float(-total[:3] @ up)
         weight = self.setup["weight"]
@@ -244,9 +241,7 @@ class LandslideObserver:
         row, _ = self._sample(self.rows[-1][0] if self.rows else 0.0)
         v = self.view
         mb = v.mass * self.block_nodes
-        sums = np.concatenate([mb @ v.x, mb @ v.x0, [mb.sum()]])
-        total = np.empty_like(sums)
-        self.comm.Allreduce(sums, total, op=MPI.SUM)
+        total = global_sums(self.comm, [*(mb * v.x.T), *(mb * v.x0.T), mb])
         travel = (total[:3] - total[3:6]) / total[6]
         distance = float(np.linalg.norm(travel[:2]))
         runout = self._front_advance(travel)
@@ -313,7 +308,7 @@ class LandslideObserver:
         plan = np.ptp(x_el[..., :2], axis=1).max(initial=cell)
         n = int(np.clip(math.ceil(2.0 * plan / cell), 2, 4))
         n = self.comm.allreduce(n, op=MPI.MAX)
-        sums = deposit.deposit_sums(grid, x_el, x0_el, n)
+        sums = deposit.deposit_sums(self.comm, grid, x_el, x0_el, n)
         total = np.empty_like(sums) if self.comm.rank == 0 else None
         self.comm.Reduce(sums, total, op=MPI.SUM, root=0)
         return grid, (deposit.maps_from_sums(grid, total) if self.comm.rank == 0 else None)

@@ -62,22 +62,27 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from solver.cdem.tally import record as tally_record
+from solver.cdem.tally import zeroed
 from solver.contact_laws.laws import (OPEN, SLIP, STICK, cundall_strack_xyz,
                                       friction_coefficient, normal_law_force, rotate_to_tangent)
+from solver.exact_sum import add, normalize
 from solver.mesh.topology import FACES
 
-#: The contact's energy tally [J], one record (numba reads and writes its fields by name):
+#: The contact's energy tally [J] (solver.cdem.tally; numba adds to its fields by name):
 #: friction and dashpot the energy dissipated by the tangential springs and the normal
 #: dashpots since the stage's reference (module docstring), stored the elastic energy the
 #: springs held at the last step's forces.
-CONTACT_ENERGY = np.dtype([("friction", np.float64), ("dashpot", np.float64),
-                           ("stored", np.float64)])
+CONTACT_ENERGY = tally_record("friction", "dashpot", "stored")
+
+#: The fields of CONTACT_ENERGY that sum the energy dissipated since the stage's reference
+#: (a checkpoint keeps them; ``stored`` is taken anew each step).
+DISSIPATED = ("friction", "dashpot")
 
 
 def energy_tally() -> np.void:
-    """A zeroed CONTACT_ENERGY record: a view into its own one-row array, so that the
-    kernels that take it add to it in place."""
-    return np.zeros(1, CONTACT_ENERGY)[0]
+    """A zeroed CONTACT_ENERGY tally."""
+    return zeroed(CONTACT_ENERGY)
 
 
 class DashpotBodies(NamedTuple):
@@ -166,7 +171,8 @@ def book_carried_dashpot(mesh, records, dt, known, energy):
                     r1 -= w * ghost_du[row, 1]
                     r2 -= w * ghost_du[row, 2]
             rate = -(r0 * normal[s, 0] + r1 * normal[s, 1] + r2 * normal[s, 2]) / dt
-        energy.dashpot += dashpot[s, 0] * 0.5 * rate * dt
+        add(energy.dashpot, dashpot[s, 0] * 0.5 * rate * dt)
+    normalize(energy.dashpot)
 
 
 @njit(cache=True)
@@ -191,9 +197,9 @@ def contact_law(records, bodies, params, dt, energy):
     mu (velocity_weakening: the static mu_s) and the chosen laws (laws,
     solver.contact_laws.register.LawChoice); dt the step [s]. Updated per record: f_t (the whole
     spring's tangential force), f_n (the normal force carried), status, dashpot (dashpot force
-    and overlap rate, for book_carried_dashpot), force; ``energy`` (a CONTACT_ENERGY record) +=
-    friction and the first half of the dashpot's dissipation [J]. Returns (records in
-    compression, stored elastic energy [J])."""
+    and overlap rate, for book_carried_dashpot), force; ``energy`` (a CONTACT_ENERGY tally) +=
+    friction, the first half of the dashpot's dissipation and the stored elastic energy [J].
+    Returns the records in compression."""
     records, bodies, params = records.value, bodies.value, params.value
     zeta, mu, laws = params.damping_ratio, params.mu, params.laws
     elem, k_n, k_t, f_t = records.elem, records.k_n, records.k_t, records.f_t
@@ -203,7 +209,6 @@ def contact_law(records, bodies, params, dt, energy):
     body_of, body_mass, body_stiffness = bodies.of, bodies.mass, bodies.stiffness
     stable_mass = bodies.stable_mass
     n_active = 0
-    stored = 0.0
     for s in range(overlap.shape[0]):
         if overlap[s] <= 0.0:
             if status[s] == OPEN:
@@ -245,15 +250,18 @@ def contact_law(records, bodies, params, dt, energy):
         f_t[s, 2] = s2
         f_n[s] = w * fn
         status[s] = SLIP if sliding else STICK
-        energy.friction += w * (work + released)
+        add(energy.friction, w * (work + released))
         dashpot[s, 0] = w * (fn - k_n[s] * delta)
-        energy.dashpot += dashpot[s, 0] * 0.5 * rate * dt
+        add(energy.dashpot, dashpot[s, 0] * 0.5 * rate * dt)
         dashpot[s, 1] = rate
         force[s, 0] = w * (fn * n0 + s0)
         force[s, 1] = w * (fn * n1 + s1)
         force[s, 2] = w * (fn * n2 + s2)
-        stored += w * (0.5 * k_n[s] * delta * delta
-                       + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s])
+        add(energy.stored, w * (0.5 * k_n[s] * delta * delta
+                                + 0.5 * (s0 * s0 + s1 * s1 + s2 * s2) / k_t[s]))
         if fn > 0.0:
             n_active += 1
-    return n_active, stored
+    normalize(energy.friction)
+    normalize(energy.dashpot)
+    normalize(energy.stored)
+    return n_active

@@ -51,7 +51,8 @@ from typing import NamedTuple
 import numpy as np
 from mpi4py import MPI
 
-from solver.cdem.bodies import Bodies, exact_grid, on_grid
+from solver.cdem import tally
+from solver.cdem.bodies import Bodies
 from solver.cdem.contact.detect import (box_distance, boxes_within, carried_faces,
                                         element_boxes, face_spheres, faces_near_boxes,
                                         find_candidates, local_faces, moved_beyond,
@@ -61,8 +62,9 @@ from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST
                                           contact_types, count_loaded, ghost_rows, node_shares,
                                           ordered_sums, semi_spring_points, unpack_ghosts)
 from solver.cdem.contact.frames import FRAME_WIDTH, face_frames
-from solver.cdem.contact.law import (DashpotBodies, book_carried_dashpot, contact_law,
-                                     energy_tally, loaded_stiffness, stable_dashpot_mass)
+from solver.cdem.contact.law import (DISSIPATED, DashpotBodies, book_carried_dashpot,
+                                     contact_law, energy_tally, loaded_stiffness,
+                                     stable_dashpot_mass)
 from solver.cdem.contact.mesh import ContactMesh
 from solver.cdem.contact.semi_edge import semi_edge_geometry
 from solver.cdem.contact.semi_spring import semi_spring_geometry
@@ -72,6 +74,7 @@ from solver.cdem.halo import Halo, Neighbours, Traffic
 from solver.cdem.packed import pack
 from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 from solver.contact_laws.register import LawChoice, kernel_laws
+from solver.exact_sum import exact_grid, on_grid
 
 #: Ghosts that hold every kept potential target come from a search KEPT_REACH times the
 #: margin wide. A target was within the margin of its semi-spring when found, at the last
@@ -80,11 +83,6 @@ from solver.contact_laws.register import LawChoice, kernel_laws
 #: found the point and the face's nodes each moved at most sqrt(3) margin: the gap grew
 #: by at most 2 sqrt(3) margin, to under 4.5 margins.
 KEPT_REACH = 5.0
-
-#: The fields of the energy record (solver.cdem.contact.law.CONTACT_ENERGY) that sum the
-#: energy dissipated since the stage's reference, checkpointed as the "tally" (global sums)
-#: and the "rank_tallies" (each rank's own; solver.cdem.checkpoint says which a restart takes).
-DISSIPATED = ("friction", "dashpot")
 
 TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, "vertex-face"),
               (EDGE_EDGE, "edge-edge"))
@@ -365,12 +363,10 @@ class Contact:
             loaded_stiffness(rec.overlap, rec.elem, rec.target_elem, rec.share, rec.k_n,
                              self.mesh.body, self.body_stiffness)
         self.body_sums.total(self.body_stiffness)
-        stored = 0.0
+        self.energy["stored"][:] = 0
         for rec in records:
-            _, held = contact_law(rec.packed, self.dashpot_bodies, self.packed_params,
-                                  self.stepping[0], self.energy)
-            stored += held
-        self.energy["stored"] = stored
+            contact_law(rec.packed, self.dashpot_bodies, self.packed_params, self.stepping[0],
+                        self.energy)
         self.steps += 1
         if self.steps % 10 == 0:
             self.types_seen |= self.contact_types()
@@ -563,12 +559,13 @@ class Contact:
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
-        history keyed by record key (with the offsets, and the semi-springs' shares, places,
-        overlaps and normals), their potential targets as global face ids, the positions at the last
-        renewal keyed by element id (and the fresh faces, when a partial renewal is
-        pending); the counters (global values where the summary reduces them, see
-        :meth:`restore`) and the dissipated energies by name (DISSIPATED: global sums as
-        ``tally``, each rank's own on rank 0 as ``rank_tallies``)."""
+        history keyed by record key (with the offsets and normals, the loaded ones' last-step
+        weights and target nodes as global nodes (none while a partial renewal is pending),
+        and the semi-springs' shares, places and overlaps), their potential targets as
+        global face ids, the positions at the last renewal keyed by element id (and the
+        fresh faces, when a partial renewal is pending); the counters (global values where the summary reduces them, see
+        :meth:`restore`) and the dissipated energies by name (DISSIPATED, exact global sums,
+        solver.cdem.tally)."""
         pending = self.pending is not None
         faces = (self._global_faces(*self.pending) if pending
                  else self._global_faces(self.candidates, self.mesh.gid))
@@ -581,8 +578,14 @@ class Contact:
         tables["semi_springs"]["placed"] = self.semi_springs.placed
         tables["semi_springs"]["offset"] = self.semi_springs.offset
         tables["semi_springs"]["overlap"] = self.semi_springs.overlap
-        tables["semi_springs"]["normal"] = self.semi_springs.normal
         tables["semi_edges"]["offset"] = self.semi_edges.offset
+        for name, rec in (("semi_springs", self.semi_springs), ("semi_edges", self.semi_edges)):
+            loaded = (rec.dashpot[:, 0] != 0.0)[:, None] & (not pending)
+            tables[name].update(normal=rec.normal,
+                                own_w=np.where(loaded, rec.own_w, 0.0),
+                                target_w=np.where(loaded, rec.target_w, 0.0),
+                                target_node=self._global_nodes(
+                                    np.where(loaded, rec.target_node, -1)))
         keys = self.own.gid[self.own_active]
         renewed = self.x_renewal is not None
         tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
@@ -595,19 +598,55 @@ class Contact:
                    "checks": self.comm.allreduce(self.checks),
                    "max_overlap": self.comm.allreduce(self.max_overlap, op=MPI.MAX),
                    "types_seen": sorted(set().union(*self.comm.allgather(self.types_seen))),
-                   "tally": {name: self.comm.allreduce(float(self.energy[name]))
-                             for name in DISSIPATED},
-                   "rank_tallies": self.comm.gather({name: float(self.energy[name])
-                                                     for name in DISSIPATED}, root=0)}
+                   "tally": tally.to_checkpoint(self.comm, self.energy, DISSIPATED)}
         return tables, scalars
 
-    def restore(self, x: np.ndarray, du: np.ndarray, tables: dict, scalars: dict,
-                tally: dict[str, float]) -> None:
+    def _global_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        """Contact nodes 8 c + a (-1: none) as global nodes 8 (element id) + a (-1)."""
+        out = np.full_like(nodes, -1)
+        used = nodes >= 0
+        out[used] = 8 * self.mesh.gid[nodes[used] // 8] + nodes[used] % 8
+        return out
+
+    def _contact_nodes(self, nodes: np.ndarray) -> np.ndarray | None:
+        """Global nodes 8 (element id) + a (-1: none) as contact nodes 8 c + a; None where
+        one is not among the contact elements."""
+        gid, order = self.mesh.gid, self.mesh.gid_order
+        used = nodes >= 0
+        wanted = nodes[used] // 8
+        at = np.searchsorted(gid[order], wanted)
+        if np.any(at >= len(gid)) or np.any(gid[order[at]] != wanted):
+            return None
+        out = np.full_like(nodes, -1)
+        out[used] = 8 * order[at] + nodes[used] % 8
+        return out
+
+    def _restore_step_geometry(self, tables: dict) -> bool:
+        """Last step's weights, target nodes and normals of the loaded records, which the
+        first step books their dashpots' work with (book_carried_dashpot); whether every
+        loaded record's target is among the contact elements."""
+        for name, rec in (("semi_springs", self.semi_springs), ("semi_edges", self.semi_edges)):
+            table = tables[name]
+            if "target_node" not in table:
+                return False
+            loaded = rec.dashpot[:, 0] != 0.0
+            nodes = self._contact_nodes(np.where(loaded[:, None], table["target_node"], -1))
+            if nodes is None:
+                return False
+            rec.target_node[:] = nodes
+            rec.own_w[:] = table["own_w"]
+            rec.target_w[:] = table["target_w"]
+            rec.normal[:] = table["normal"]
+        return True
+
+    def restore(self, x: np.ndarray, du: np.ndarray, tables: dict, scalars: dict) -> None:
         """Continue from :meth:`state` (after ``set_glue`` with the restored glue state, on
-        any partition), with ``tally`` the dissipated energies (DISSIPATED, by name) this
-        rank takes back (solver.cdem.checkpoint.tally_of_rank). Ghosts come from a search
-        with KEPT_REACH times the margin, so that every kept potential target is among them
-        (collective)."""
+        any partition). Ghosts come from a search with KEPT_REACH times the margin, so that
+        every kept potential target is among them (collective); with them the loaded
+        records take back last step's geometry, so that the first step books their
+        dashpots' work as the run that went through does (not after a glue change in the
+        step before the checkpoint, whose ghosts are not kept: it is booked at the last
+        overlap rate)."""
         self._set_mesh(self.mesh.on_nodes(x, du))
         for name, rec in (("semi_springs", self.semi_springs), ("semi_edges", self.semi_edges)):
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
@@ -617,6 +656,8 @@ class Contact:
         self.semi_springs.offset[:] = tables["semi_springs"]["offset"]
         self.semi_springs.overlap[:] = tables["semi_springs"]["overlap"]
         self.semi_springs.normal[:] = tables["semi_springs"]["normal"]
+        if "normal" in tables["semi_edges"]:
+            self.semi_edges.normal[:] = tables["semi_edges"]["normal"]
         self.semi_edges.offset[:] = tables["semi_edges"]["offset"]
         faces = tables["semi_springs"]["candidates"]
         gid = np.unique(faces[faces >= 0] // 6)
@@ -629,6 +670,7 @@ class Contact:
             self._exchange_ghosts(x, du, KEPT_REACH * self.params.margin)
             self.candidates = self._carried_candidates()
             self.pending = None
+            self.geometry_known = self._restore_step_geometry(tables)
         self.x_renewal = (tables["renewal"]["x"].reshape(-1, 3).copy() if scalars["renewed"]
                           else None)
         self.renewals = scalars["renewals"]
@@ -637,8 +679,7 @@ class Contact:
         self.max_overlap = scalars["max_overlap"]
         self.types_seen = set(scalars["types_seen"])
         self.checks = scalars["checks"] if self.comm.rank == 0 else 0
-        for name, value in tally.items():
-            self.energy[name] = value
+        tally.restore(self.comm, self.energy, scalars["tally"], DISSIPATED)
 
     # -- reporting -------------------------------------------------------------------------
     def contact_types(self) -> set[str]:
