@@ -180,12 +180,23 @@ def of(x: float) -> np.ndarray:
     return acc
 
 
+@njit(cache=True)
+def _normalize_rows(accs):
+    for k in range(accs.shape[0]):
+        normalize(accs[k])
+
+
+@njit(cache=True)
+def _values_of_rows(accs, out):
+    for k in range(accs.shape[0]):
+        out[k] = value(accs[k])
+
+
 def total(comm, accs: np.ndarray) -> np.ndarray:
     """The accumulators ``accs`` (..., WORDS), normalized, summed over the ranks (int64 sum,
     exact; collective)."""
-    local = np.ascontiguousarray(accs, dtype=np.int64).copy()
-    for acc in local.reshape(-1, WORDS):
-        normalize(acc)
+    local = np.array(accs, dtype=np.int64)
+    _normalize_rows(local.reshape(-1, WORDS))
     out = np.empty_like(local)
     comm.Allreduce(local, out, op=MPI.SUM)
     return out
@@ -193,8 +204,10 @@ def total(comm, accs: np.ndarray) -> np.ndarray:
 
 def values(accs: np.ndarray) -> np.ndarray:
     """The doubles held in the accumulators ``accs`` (..., WORDS)."""
-    flat = accs.reshape(-1, WORDS)
-    return np.array([value(a) for a in flat]).reshape(accs.shape[:-1])
+    rows = np.ascontiguousarray(accs, dtype=np.int64).reshape(-1, WORDS)
+    out = np.empty(rows.shape[0])
+    _values_of_rows(rows, out)
+    return out.reshape(accs.shape[:-1])
 
 
 def global_sums(comm, columns) -> np.ndarray:
