@@ -79,9 +79,6 @@ def test_restart_continues_to_the_last_bit(tmp_path, after_break):
     assert again.step == loop.step == STEPS
     assert restarted.contact.summary() == model.contact.summary()
     through, restored = (dataclasses.asdict(run.update_stored_energy()) for run in (loop, again))
-    if after_break:     # the dashpots of the step before are booked at their last rate
-        assert restored.pop("spring_dissipated") == pytest.approx(
-            through.pop("spring_dissipated"), rel=1e-6)
     assert restored == through
 
 
@@ -153,9 +150,6 @@ def test_restart_on_another_rank_count_continues_to_the_last_bit(mpi_tmp_path, a
     released = tally.totals(comm, loop.tally, ["released"])["released"]
     assert tally.value(again.tally, "released") == exact_sum.value(released) > 0
     through, restored = (dataclasses.asdict(run.update_stored_energy()) for run in (loop, again))
-    if after_break:     # the dashpots of the step before are booked at their last rate
-        assert restored.pop("spring_dissipated") == pytest.approx(
-            through.pop("spring_dissipated"), rel=1e-6)
     assert restored == through
     if comm.rank == 0:
         _run(MPI.COMM_SELF, mpi_tmp_path / "serial", at=at)

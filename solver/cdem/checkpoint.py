@@ -29,11 +29,9 @@ Everything else (glue state, ghosts, neighbour sets, halos) is rebuilt from thes
 restart continues the motion bit for bit on the same or another number of ranks.
 
 The tallies are exact sums, so rank 0 takes the global sums back and the other ranks start
-from zero: the reported energies go on to the last bit on any partition too. One booking
-differs where springs broke in the step before the checkpoint: the ghosts the last step's
-target nodes were on are not kept, so the first step after the restart books the second
-half of the loaded dashpots' work at their last overlap rate
-(solver.cdem.contact.law.book_carried_dashpot).
+from zero; with the last step's geometry of the loaded contacts, whose dashpot work the
+first step after the restart books (solver.cdem.contact.law.book_carried_dashpot), the
+reported energies go on to the last bit on any partition too.
 """
 
 from __future__ import annotations
@@ -50,8 +48,8 @@ from solver.io import checkpoint as files
 
 #: Version of the tables above: 2 added the semi-springs' offsets, 3 the weakening clock, 4
 #: the semi-springs' normals, 5 the records' last-step geometry (weights, target nodes,
-#: normals). A version-4 checkpoint is read too: its first step books the loaded dashpots
-#: at their last overlap rate.
+#: normals). A version-4 checkpoint is read too: the first step after it books the loaded
+#: dashpots at their last overlap rate.
 TABLES = 5
 READABLE = (4, 5)
 

@@ -163,7 +163,7 @@ class Contact:
         self.renewal_traffic = Traffic()
         self.neighbours = Neighbours(comm, [], self.traffic)
         self.ghost_halo = None
-        self.carry_halo, self.carried_ghost_du = None, np.zeros((0, 3))
+        self._end_carry()
         self.geometry_known = False
         self.ghost_rank = np.zeros(0, dtype=np.int64)
         self.ghost_owner_base = np.zeros(0, dtype=np.int64)
@@ -239,9 +239,20 @@ class Contact:
                 self.x_renewal = x_renewal.reshape(-1, 3)
             self.fresh[elem_new] = active[elem_new]
         self.candidates = np.zeros((0, N_CANDIDATES), dtype=np.int64)
+        self._carry_ghosts()
+
+    def _carry_ghosts(self) -> None:
+        """Drop the ghosts, keeping their halo for one step: the next step's increments of
+        the nodes the last step's forces acted on, for their dashpots' work
+        (book_carried_dashpot)."""
         self.carry_halo = self.ghost_halo
         self.carried_ghost_du = np.zeros_like(self.mesh.ghost_du)
+        self.carried_ghost_gid = self.mesh.gid[self.mesh.n_own:]
         self._drop_ghosts()
+
+    def _end_carry(self) -> None:
+        self.carry_halo, self.carried_ghost_du = None, np.zeros((0, 3))
+        self.carried_ghost_gid = np.zeros(0, dtype=np.int64)
 
     def _renumber_targets(self, renumber: np.ndarray | None, joining: int) -> None:
         """The last step's target nodes (8 c + a) of the records, on the contact elements
@@ -333,7 +344,7 @@ class Contact:
             mesh = pack(self.mesh._replace(ghost_du=self.carried_ghost_du))
         for rec in (self.semi_springs, self.semi_edges):
             book_carried_dashpot(mesh, rec.packed, dt, self.geometry_known, self.energy)
-        self.carry_halo, self.carried_ghost_du = None, np.zeros((0, 3))
+        self._end_carry()
         if moved_anywhere or self.steps_since_renewal >= self.params.renew_every:
             self.renew(x, du)
         elif self.pending is not None:
@@ -560,8 +571,7 @@ class Contact:
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
         history keyed by record key (with the offsets and normals, the loaded ones' last-step
-        weights and target nodes as global nodes (none while a partial renewal is pending),
-        and the semi-springs' shares, places and overlaps), their potential targets as
+        weights and target nodes as global nodes, and the semi-springs' shares, places and overlaps), their potential targets as
         global face ids, the positions at the last renewal keyed by element id (and the
         fresh faces, when a partial renewal is pending); the counters (global values where the summary reduces them, see
         :meth:`restore`) and the dissipated energies by name (DISSIPATED, exact global sums,
@@ -580,7 +590,7 @@ class Contact:
         tables["semi_springs"]["overlap"] = self.semi_springs.overlap
         tables["semi_edges"]["offset"] = self.semi_edges.offset
         for name, rec in (("semi_springs", self.semi_springs), ("semi_edges", self.semi_edges)):
-            loaded = (rec.dashpot[:, 0] != 0.0)[:, None] & (not pending)
+            loaded = (rec.dashpot[:, 0] != 0.0)[:, None]
             tables[name].update(normal=rec.normal,
                                 own_w=np.where(loaded, rec.own_w, 0.0),
                                 target_w=np.where(loaded, rec.target_w, 0.0),
@@ -602,10 +612,14 @@ class Contact:
         return tables, scalars
 
     def _global_nodes(self, nodes: np.ndarray) -> np.ndarray:
-        """Contact nodes 8 c + a (-1: none) as global nodes 8 (element id) + a (-1)."""
+        """Contact nodes 8 c + a (-1: none) as global nodes 8 (element id) + a (-1); after
+        a glue change the ghosts are the carried ones."""
+        gid = self.mesh.gid
+        if self.carry_halo is not None:
+            gid = np.concatenate([gid[:self.mesh.n_own], self.carried_ghost_gid])
         out = np.full_like(nodes, -1)
         used = nodes >= 0
-        out[used] = 8 * self.mesh.gid[nodes[used] // 8] + nodes[used] % 8
+        out[used] = 8 * gid[nodes[used] // 8] + nodes[used] % 8
         return out
 
     def _contact_nodes(self, nodes: np.ndarray) -> np.ndarray | None:
@@ -644,9 +658,8 @@ class Contact:
         any partition). Ghosts come from a search with KEPT_REACH times the margin, so that
         every kept potential target is among them (collective); with them the loaded
         records take back last step's geometry, so that the first step books their
-        dashpots' work as the run that went through does (not after a glue change in the
-        step before the checkpoint, whose ghosts are not kept: it is booked at the last
-        overlap rate)."""
+        dashpots' work as the run that went through does (after a glue change in the step
+        before the checkpoint, through the ghosts' halo kept for that step)."""
         self._set_mesh(self.mesh.on_nodes(x, du))
         for name, rec in (("semi_springs", self.semi_springs), ("semi_edges", self.semi_edges)):
             for field in ("target", "f_t", "dashpot", "f_n", "status"):
@@ -663,14 +676,14 @@ class Contact:
         gid = np.unique(faces[faces >= 0] // 6)
         self.pending = (np.where(faces >= 0, 6 * np.searchsorted(gid, faces // 6) + faces % 6,
                                  -1), gid)
+        self._exchange_ghosts(x, du, KEPT_REACH * self.params.margin)
+        self.geometry_known = self._restore_step_geometry(tables)
         if scalars.get("pending"):
             self.fresh[self.own_active] = tables["renewal"]["fresh"]
-            self._drop_ghosts()
+            self._carry_ghosts()
         else:
-            self._exchange_ghosts(x, du, KEPT_REACH * self.params.margin)
             self.candidates = self._carried_candidates()
             self.pending = None
-            self.geometry_known = self._restore_step_geometry(tables)
         self.x_renewal = (tables["renewal"]["x"].reshape(-1, 3).copy() if scalars["renewed"]
                           else None)
         self.renewals = scalars["renewals"]
