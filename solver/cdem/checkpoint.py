@@ -10,10 +10,11 @@ next step reads, keyed by global ids so that any partition can take it up:
   ``restore(state, rows)``, and with ``ELEMENT_FIELDS`` and ``element_state(view)`` for
   rows per element;
 * per interface face (global face id): the springs' opening, shear force and state;
-* per contact record (record key): target, tangential force, dashpot memory, normal force
-  and status, offset, normal and last step's weights and target nodes (global ids; the
-  dashpot work of last step's forces is booked with them), and the semi-springs' shares,
-  places and overlaps (the face a loaded contact is on decides where it may go on to); the
+* per contact record (record key): target, tangential force, dashpot memory, normal force,
+  status and offset, and the semi-springs' shares, places, overlaps and normals (the face a
+  loaded contact is on decides where it may go on to); per loaded record (dashpot force not
+  zero; solver.cdem.contact.pipeline.LOADED) its normal and last step's weights and target
+  nodes (global ids), with which the dashpot work of last step's forces is booked; the
   potential targets of the semi-springs (global face ids) and, per active element, its
   node positions at the last renewal (and, when springs broke in the last step, which of
   its faces are fresh);
@@ -41,6 +42,7 @@ import dataclasses
 import numpy as np
 
 from solver.cdem import tally
+from solver.cdem.contact.pipeline import LOADED
 from solver.cdem.interface import INTERFACE_ENERGY
 from solver.cdem.timeloop import Energies, StageClock, TimeLoop
 from solver.errors import InputError
@@ -190,18 +192,20 @@ def load(comm, out_dir, digest: str, loop: TimeLoop, observers: list, where: str
         c = m.contact
         loop.set_glue(m.interfaces.glued_neighbours(s.state, len(e)))
         fields = ["target", "f_t", "dashpot", "f_n", "status"]
-        step = (["own_w", "target_w", "target_node", "normal"] if manifest["tables"] >= 5
-                else [])
-        spring_fields = ["candidates", "share", "placed", "offset", "overlap"]
+        spring_fields = ["candidates", "share", "placed", "offset", "overlap", "normal"]
         tables = {"semi_springs": files.read_table(path, ranks, "semi_springs",
-                                                   c.semi_springs.key,
-                                                   fields + spring_fields
-                                                   + (step or ["normal"])),
+                                                   c.semi_springs.key, fields + spring_fields),
                   "semi_edges": files.read_table(path, ranks, "semi_edges", c.semi_edges.key,
-                                                 fields + ["offset"] + step),
+                                                 fields + ["offset"]),
                   "renewal": files.read_table(path, ranks, "renewal", c.own.gid[c.own_active],
                                               ["x", "fresh"] if manifest["contact"].get("pending")
                                               else ["x"])}
+        if manifest["tables"] >= 5:
+            for name, rec in (("semi_springs", c.semi_springs), ("semi_edges", c.semi_edges)):
+                loaded = rec.key[tables[name]["dashpot"][:, 0] != 0.0]
+                tables[LOADED[name]] = files.read_table(
+                    path, ranks, LOADED[name], loaded, ["own_w", "target_w", "target_node",
+                                                        "normal"])
         c.restore(n.x, n.du, tables, manifest["contact"])
     loop.step, loop.time, loop.dt = manifest["step"], manifest["time"], manifest["dt"]
     loop.g0 = np.asarray(manifest["g0"])

@@ -84,6 +84,11 @@ from solver.exact_sum import exact_grid, on_grid
 #: by at most 2 sqrt(3) margin, to under 4.5 margins.
 KEPT_REACH = 5.0
 
+#: The checkpoint tables of the loaded records (dashpot force not zero) of each kind: last
+#: step's weights, target nodes (global) and normal, which the first step after a restart
+#: books their dashpots' work with.
+LOADED = {"semi_springs": "loaded_semi_springs", "semi_edges": "loaded_semi_edges"}
+
 TYPE_NAMES = ((FACE_FACE, "face-face"), (EDGE_FACE, "edge-face"), (VERTEX_FACE, "vertex-face"),
               (EDGE_EDGE, "edge-edge"))
 
@@ -570,12 +575,13 @@ class Contact:
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
         """(tables, scalars) that let :meth:`restore` continue bit for bit: the records'
-        history keyed by record key (with the offsets and normals, the loaded ones' last-step
-        weights and target nodes as global nodes, and the semi-springs' shares, places and overlaps), their potential targets as
-        global face ids, the positions at the last renewal keyed by element id (and the
-        fresh faces, when a partial renewal is pending); the counters (global values where the summary reduces them, see
-        :meth:`restore`) and the dissipated energies by name (DISSIPATED, exact global sums,
-        solver.cdem.tally)."""
+        history keyed by record key (with the offsets, the semi-springs' shares, places,
+        overlaps and normals, and in the tables LOADED the loaded records' normals and last
+        step's weights and target nodes as global nodes), their potential targets as global
+        face ids, the positions at the last renewal keyed by element id (and the fresh
+        faces, when a partial renewal is pending); the counters (global values where the
+        summary reduces them, see :meth:`restore`) and the dissipated energies by name
+        (DISSIPATED, exact global sums, solver.cdem.tally)."""
         pending = self.pending is not None
         faces = (self._global_faces(*self.pending) if pending
                  else self._global_faces(self.candidates, self.mesh.gid))
@@ -588,14 +594,14 @@ class Contact:
         tables["semi_springs"]["placed"] = self.semi_springs.placed
         tables["semi_springs"]["offset"] = self.semi_springs.offset
         tables["semi_springs"]["overlap"] = self.semi_springs.overlap
+        tables["semi_springs"]["normal"] = self.semi_springs.normal
         tables["semi_edges"]["offset"] = self.semi_edges.offset
         for name, rec in (("semi_springs", self.semi_springs), ("semi_edges", self.semi_edges)):
-            loaded = (rec.dashpot[:, 0] != 0.0)[:, None]
-            tables[name].update(normal=rec.normal,
-                                own_w=np.where(loaded, rec.own_w, 0.0),
-                                target_w=np.where(loaded, rec.target_w, 0.0),
-                                target_node=self._global_nodes(
-                                    np.where(loaded, rec.target_node, -1)))
+            loaded = rec.dashpot[:, 0] != 0.0
+            tables[LOADED[name]] = {"keys": rec.key[loaded], "normal": rec.normal[loaded],
+                                    "own_w": rec.own_w[loaded],
+                                    "target_w": rec.target_w[loaded],
+                                    "target_node": self._global_nodes(rec.target_node[loaded])}
         keys = self.own.gid[self.own_active]
         renewed = self.x_renewal is not None
         tables["renewal"] = {"keys": keys, "x": (self.x_renewal.reshape(-1, 8, 3) if renewed
@@ -636,21 +642,22 @@ class Contact:
         return out
 
     def _restore_step_geometry(self, tables: dict) -> bool:
-        """Last step's weights, target nodes and normals of the loaded records, which the
-        first step books their dashpots' work with (book_carried_dashpot); whether every
-        loaded record's target is among the contact elements."""
+        """Last step's weights, target nodes and normals of the loaded records (the tables
+        LOADED, in the order of their keys among the records), which the first step books
+        their dashpots' work with (book_carried_dashpot); whether every loaded record's
+        target is among the contact elements."""
         for name, rec in (("semi_springs", self.semi_springs), ("semi_edges", self.semi_edges)):
-            table = tables[name]
-            if "target_node" not in table:
+            table = tables.get(LOADED[name])
+            if table is None:
                 return False
             loaded = rec.dashpot[:, 0] != 0.0
-            nodes = self._contact_nodes(np.where(loaded[:, None], table["target_node"], -1))
+            nodes = self._contact_nodes(table["target_node"])
             if nodes is None:
                 return False
-            rec.target_node[:] = nodes
-            rec.own_w[:] = table["own_w"]
-            rec.target_w[:] = table["target_w"]
-            rec.normal[:] = table["normal"]
+            rec.target_node[loaded] = nodes
+            rec.own_w[loaded] = table["own_w"]
+            rec.target_w[loaded] = table["target_w"]
+            rec.normal[loaded] = table["normal"]
         return True
 
     def restore(self, x: np.ndarray, du: np.ndarray, tables: dict, scalars: dict) -> None:
@@ -669,8 +676,6 @@ class Contact:
         self.semi_springs.offset[:] = tables["semi_springs"]["offset"]
         self.semi_springs.overlap[:] = tables["semi_springs"]["overlap"]
         self.semi_springs.normal[:] = tables["semi_springs"]["normal"]
-        if "normal" in tables["semi_edges"]:
-            self.semi_edges.normal[:] = tables["semi_edges"]["normal"]
         self.semi_edges.offset[:] = tables["semi_edges"]["offset"]
         faces = tables["semi_springs"]["candidates"]
         gid = np.unique(faces[faces >= 0] // 6)
