@@ -344,7 +344,7 @@ def write_resolution(out: Path, name: str, rows: list[dict]) -> None:
         for ax, key in zip(axes.ravel(), panels):
             ax.plot(x, [r[key] for r in rows], "o-")
             ax.set_xscale("log")
-            ax.set_xticks(x, [f"{v:,}" for v in x], fontsize=7)
+            ax.set_xticks(x, [f"{v:,}" for v in x], fontsize=7, rotation=45)
             ax.minorticks_off()
             ax.set_ylabel(f"{key} [{UNITS.get(key, '-')}]", fontsize=8)
             ax.grid(alpha=0.3)
