@@ -256,6 +256,7 @@ class Contact:
         self._drop_ghosts()
 
     def _end_carry(self) -> None:
+        """No carried ghosts (the step that booked their dashpots' work is done)."""
         self.carry_halo, self.carried_ghost_du = None, np.zeros((0, 3))
         self.carried_ghost_gid = np.zeros(0, dtype=np.int64)
 
