@@ -107,17 +107,6 @@ def add_all(acc, values):
 
 
 @njit(cache=True)
-def add_columns(accs, values):
-    """accs[j] += every term of column j of ``values`` (n, k), exactly; leaves them
-    normalized."""
-    for i in range(values.shape[0]):
-        for j in range(values.shape[1]):
-            add(accs[j], values[i, j])
-    for j in range(values.shape[1]):
-        normalize(accs[j])
-
-
-@njit(cache=True)
 def _bits(a, lo, n):
     """Bits lo .. lo+n-1 of the normalized, non-negative value words a (n <= 62)."""
     r = np.int64(0)
@@ -211,17 +200,12 @@ def values(accs: np.ndarray) -> np.ndarray:
 
 
 def global_sums(comm, columns) -> np.ndarray:
-    """The sums over all ranks of each column of ``columns`` ((n, k) array, or k 1-D arrays
-    of this rank's terms; n may differ between ranks), exact and rounded once: the same
-    bits on any partition (collective)."""
-    if isinstance(columns, np.ndarray) and columns.ndim == 2:
-        terms = np.ascontiguousarray(columns, dtype=np.float64)
-        accs = accumulator(terms.shape[1])
-        add_columns(accs, terms)
-    else:
-        accs = accumulator(len(columns))
-        for acc, col in zip(accs, columns):
-            add_all(acc, np.ascontiguousarray(col, dtype=np.float64).ravel())
+    """The sums over all ranks of each of ``columns`` (k arrays of this rank's terms, their
+    lengths free to differ between ranks), exact and rounded once: the same bits on any
+    partition (collective)."""
+    accs = accumulator(len(columns))
+    for acc, col in zip(accs, columns):
+        add_all(acc, np.ascontiguousarray(col, dtype=np.float64).ravel())
     return values(total(comm, accs))
 
 

@@ -103,7 +103,7 @@ def test_an_accumulator_round_trips_through_json():
 def test_columns_sum_like_each_column_alone():
     rng = np.random.default_rng(11)
     terms = _random(rng, 400, 100).reshape(100, 4)
-    got = exact_sum.global_sums(MPI.COMM_SELF, terms)
+    got = exact_sum.global_sums(MPI.COMM_SELF, list(terms.T))
     assert got.tolist() == [correctly_rounded(terms[:, j]) for j in range(4)]
     assert exact_sum.global_sum(MPI.COMM_SELF, terms[:, 1]) == got[1]
 
