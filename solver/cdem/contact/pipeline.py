@@ -632,15 +632,11 @@ class Contact:
     def _contact_nodes(self, nodes: np.ndarray) -> np.ndarray | None:
         """Global nodes 8 (element id) + a (-1: none) as contact nodes 8 c + a; None where
         one is not among the contact elements."""
-        gid, order = self.mesh.gid, self.mesh.gid_order
         used = nodes >= 0
-        wanted = nodes[used] // 8
-        at = np.searchsorted(gid[order], wanted)
-        if np.any(at >= len(gid)) or np.any(gid[order[at]] != wanted):
+        faces, found = local_faces(np.where(used, 6 * (nodes // 8), -1), self.mesh.gid)
+        if not found:
             return None
-        out = np.full_like(nodes, -1)
-        out[used] = 8 * order[at] + nodes[used] % 8
-        return out
+        return np.where(used, 8 * (faces // 6) + nodes % 8, -1)
 
     def _restore_step_geometry(self, tables: dict) -> bool:
         """Last step's weights, target nodes and normals of the loaded records (the tables
