@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from solver.cdem.contact.detect import (_box_grid_cells, boxes_within, element_boxes, face_spheres,
-                                        faces_near_boxes, find_candidates, local_faces,
-                                        surface_boxes)
+from solver.cdem.contact.detect import (HOLDING_WIDTH, _box_grid_cells, box_distance,
+                                        boxes_within, element_boxes, face_spheres,
+                                        faces_near_boxes, find_candidates, holding_row,
+                                        local_faces, near_holding_boxes, surface_boxes)
 from solver.cdem.contact.exchange import UNSORTED, ShareBuffers, ordered_sums
 from solver.cdem.contact.frames import FRAME_WIDTH, face_frames
 from solver.cdem.contact.law import (DashpotBodies, book_carried_dashpot, contact_law,
@@ -296,6 +297,33 @@ def test_surface_boxes_are_the_unions_of_the_element_boxes_binned_by_centre():
                 for b in np.unique(bins)]
     assert np.array_equal(surface_boxes(lo, hi), np.array(expected))
     assert surface_boxes(lo[:0], hi[:0]).shape == (0, 6)
+
+
+@pytest.mark.parametrize("ranks, spread, h", [(2, 3.0, 0.5), (9, 6.0, 0.7), (40, 20.0, 1.5),
+                                               (40, 0.5, 0.0), (120, 40.0, 2.0)])
+def test_ranks_near_by_holding_box_include_every_rank_near_by_its_boxes(ranks, spread, h):
+    """The renewal's first test (near_holding_boxes on holding_row of every rank) keeps
+    every pair whose boxes come within h, on clusters of boxes touching at their corners
+    and faces (distance 0 and h exactly) and on ranks with no box, and it is symmetric."""
+    rng = np.random.default_rng(ranks)
+    sets = []
+    for r in range(ranks):
+        n = 0 if r % 7 == 3 else int(rng.integers(1, 65))
+        lo = np.round(rng.random((n, 3)) * spread, 1) + np.round(rng.random(3) * spread, 1)
+        sets.append(np.hstack([lo, lo + np.round(rng.random((n, 3)) + 0.1, 1)]))
+    table = np.array([holding_row(b, float(r)) for r, b in enumerate(sets)])
+    assert table.shape == (ranks, HOLDING_WIDTH)
+    near = {}
+    for me in range(ranks):
+        kept = near_holding_boxes(table, me, h)
+        assert np.all(np.diff(kept) > 0) and me not in kept
+        wanted = {r for r in range(ranks) if r != me and len(sets[r]) and len(sets[me])
+                  and box_distance(sets[me], sets[r]).min() <= h}
+        assert wanted <= set(kept.tolist())
+        assert all(len(sets[r]) for r in kept)
+        assert len(sets[me]) or len(kept) == 0
+        near[me] = set(kept.tolist())
+    assert all(me in near[r] for me in near for r in near[me])
 
 
 def test_global_faces_map_back_to_the_contact_elements_holding_them():

@@ -25,10 +25,14 @@ scripts/bench_search.py compares it with a k-d tree).
 
 Ghost faces, in two levels at every renewal:
 
-1. every rank publishes up to 64 boxes bounding its active elements and the largest face
-   radius among them (``surface_boxes``; an Allgather sized by the rank count). With
-   h = Rmax + margin (Rmax the largest over all ranks), ranks whose boxes come within h of
-   each other are neighbours, a symmetric relation every rank evaluates alike;
+1. every rank bounds its active elements by up to 64 boxes (``surface_boxes``) and
+   publishes the box that holds them, their number and the largest face radius among its
+   elements (``holding_row``; an Allgather of 64 B per rank). With h = Rmax + margin (Rmax
+   the largest over all ranks), ranks whose holding boxes come within h of each other
+   (``near_holding_boxes``) send each other their boxes, and those whose boxes come within
+   h of each other are neighbours, a symmetric relation every rank evaluates alike. A box
+   lies in its holding box, so no pair of neighbours is lost to the first test, and a
+   rank's work and messages follow the ranks near it rather than the rank count;
 2. each rank sends each neighbour the bounding boxes of its active elements within
    R_n + margin of the neighbour's boxes (R_n the neighbour's own largest face radius: no
    face of it reaches farther; ``boxes_within``), and gets back the elements with a face
@@ -135,6 +139,36 @@ def box_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     gap = np.maximum(0.0, np.maximum(a[:, None, :3] - b[None, :, 3:],
                                      b[None, :, :3] - a[:, None, 3:]))
     return np.sqrt((gap ** 2).sum(axis=2))
+
+
+#: Columns of a rank's row in the renewal's Allgather (holding_row): the box that holds
+#: its boxes (lo, hi), its largest face radius, its number of boxes.
+HOLDING_WIDTH = 8
+
+
+def holding_row(boxes: np.ndarray, r_max: float) -> np.ndarray:
+    """A rank's row of the renewal's Allgather: the box that holds ``boxes`` (m, 6), the
+    largest face radius ``r_max`` and m (HOLDING_WIDTH columns; no box: lo +inf, hi -inf)."""
+    row = np.empty(HOLDING_WIDTH)
+    row[:3] = boxes[:, :3].min(axis=0, initial=np.inf)
+    row[3:6] = boxes[:, 3:].max(axis=0, initial=-np.inf)
+    row[6] = r_max
+    row[7] = len(boxes)
+    return row
+
+
+def near_holding_boxes(table: np.ndarray, me: int, h: float) -> np.ndarray:
+    """The ranks (ascending) other than ``me`` whose holding box in ``table`` (p,
+    HOLDING_WIDTH: holding_row of every rank) lies within h of mine, both holding boxes
+    bounding some box. The distance is box_distance's, so that it never exceeds the distance
+    of any box of one rank from any box of the other, in floating point too (each step of
+    it rises with the per-axis gaps): a superset of the ranks whose boxes come within h."""
+    if table[me, 7] == 0:
+        return np.zeros(0, dtype=np.int64)
+    near = box_distance(table[me:me + 1, :6], table[:, :6])[0] <= h
+    near &= table[:, 7] > 0
+    near[me] = False
+    return np.nonzero(near)[0]
 
 
 @njit(cache=True, inline="always")

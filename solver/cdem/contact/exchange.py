@@ -327,7 +327,8 @@ class BodySums:
     """Sums over ranks of per-body values (n_bodies,) of a rank's body table (labels,
     owners): each rank sends its partial sums of the bodies owned elsewhere to their
     owners, which add them and send the totals back. The pattern is set at each renewal
-    (collective; an alltoall of label lists, when any rank has a body owned elsewhere);
+    (collective; when any rank has a body owned elsewhere, an Alltoall of one count per
+    rank and an Alltoallv of the labels, in which only the ranks that share bodies send);
     without such bodies nothing is exchanged."""
 
     def __init__(self, comm, traffic=None, renewal_traffic=None):
@@ -344,27 +345,32 @@ class BodySums:
         self.crossing = comm.allreduce(bool(theirs.any()), op=MPI.LOR)
         if not self.crossing:
             return
-        outgoing = [labels[theirs & (owner == r)] for r in range(comm.size)]
-        incoming = comm.alltoall(outgoing)
+        send_pos = np.nonzero(theirs)[0]
+        send_pos = send_pos[np.argsort(owner[send_pos], kind="stable")]
+        send_counts = np.bincount(owner[send_pos], minlength=comm.size).astype(np.int64)
+        recv_counts = np.empty(comm.size, dtype=np.int64)
+        comm.Alltoall([send_counts, MPI.INT64_T], [recv_counts, MPI.INT64_T])
+        outgoing = np.ascontiguousarray(labels[send_pos], dtype=np.int64)
+        incoming = np.empty(int(recv_counts.sum()), dtype=np.int64)
+        comm.Alltoallv([outgoing, (send_counts, None), MPI.INT64_T],
+                       [incoming, (recv_counts, None), MPI.INT64_T])
         if self.renewal_traffic is not None:
-            self.renewal_traffic.add(sum(a.nbytes for a in outgoing),
-                                     sum(a.nbytes for a in incoming))
-        ranks = sorted({r for r in range(comm.size) if len(outgoing[r]) or len(incoming[r])})
+            self.renewal_traffic.add(outgoing.nbytes + send_counts.nbytes,
+                                     incoming.nbytes + recv_counts.nbytes)
+        ranks = [int(r) for r in np.nonzero((send_counts > 0) | (recv_counts > 0))[0]]
         if comm.allreduce(ranks != self.ranks or self.neighbours is None, op=MPI.LOR):
             if self.neighbours is not None:
                 self.neighbours.free()
             self.neighbours = Neighbours(comm, ranks, self.traffic)
             self.ranks = ranks
         mine = labels[~theirs]
-        self.owned = np.unique(np.concatenate([mine, *[incoming[r] for r in ranks]]))
+        self.owned = np.unique(np.concatenate([mine, incoming]))
         self.table_owned = np.nonzero(~theirs)[0]
         self.owned_of_table = np.searchsorted(self.owned, mine)
-        self.send_pos = np.concatenate([np.nonzero(theirs & (owner == r))[0] for r in ranks]
-                                       + [np.zeros(0, dtype=np.int64)])
-        self.send_rows = np.array([len(outgoing[r]) for r in ranks], dtype=np.int64)
-        self.recv_pos = np.concatenate([np.searchsorted(self.owned, incoming[r]) for r in ranks]
-                                       + [np.zeros(0, dtype=np.int64)])
-        self.recv_rows = np.array([len(incoming[r]) for r in ranks], dtype=np.int64)
+        self.send_pos = send_pos
+        self.send_rows = send_counts[ranks]
+        self.recv_pos = np.searchsorted(self.owned, incoming)
+        self.recv_rows = recv_counts[ranks]
 
     def total(self, values: np.ndarray) -> None:
         """Replace every rank's partial sums ``values`` by the totals over all ranks

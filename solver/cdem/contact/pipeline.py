@@ -19,7 +19,8 @@ Per step (all ranks, in this order):
    owners, and the ordered sums of every own node's shares (``exchange``). Returns
    (rows, forces). The time loop computes the element forces between 3 and 4.
 
-A renewal exchanges per-rank boxes (Allgather of at most 64 boxes per rank), recomputes the
+A renewal publishes each rank's holding box (an Allgather of 64 B per rank), exchanges the
+boxes of up to 64 per rank between ranks whose holding boxes are near, recomputes the
 neighbour ranks and sends each neighbour the elements it needs (``detect``); between
 renewals only ghost increments and node shares cross ranks, and only between neighbours.
 
@@ -53,9 +54,10 @@ from mpi4py import MPI
 
 from solver.cdem import tally
 from solver.cdem.bodies import Bodies
-from solver.cdem.contact.detect import (box_distance, boxes_within, carried_faces,
-                                        element_boxes, face_spheres, faces_near_boxes,
-                                        find_candidates, local_faces, moved_beyond,
+from solver.cdem.contact.detect import (HOLDING_WIDTH, box_distance, boxes_within,
+                                        carried_faces, element_boxes, face_spheres,
+                                        faces_near_boxes, find_candidates, holding_row,
+                                        local_faces, moved_beyond, near_holding_boxes,
                                         surface_boxes)
 from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST_WIDTH,
                                           VERTEX_FACE, BodySums, GhostElements, ShareBuffers,
@@ -553,18 +555,18 @@ class Contact:
         face_spheres(self.packed_mesh, centre, radius)
         lo, hi = element_boxes(x, self.mesh.base, self.mesh.n_own)
         boxes = surface_boxes(lo, hi)
-        everyone = self.comm.allgather((boxes, float(radius.max(initial=0.0))))
-        self.renewal_traffic.add((self.comm.size - 1) * (boxes.nbytes + 8),
-                                 sum(b.nbytes + 8 for b, _ in everyone) - boxes.nbytes - 8)
-        h = max(r_max for _, r_max in everyone) + margin
-        ranks = [r for r, (b, _) in enumerate(everyone)
-                 if r != self.comm.rank and len(b) and len(boxes)
-                 and box_distance(boxes, b).min() <= h]
+        table = np.empty((self.comm.size, HOLDING_WIDTH))
+        self.comm.Allgather(holding_row(boxes, float(radius.max(initial=0.0))), table)
+        self.renewal_traffic.add((self.comm.size - 1) * table[0].nbytes,
+                                 (self.comm.size - 1) * table[0].nbytes)
+        h = float(table[:, 6].max()) + margin
+        near_ranks = near_holding_boxes(table, self.comm.rank, h)
+        theirs = self._boxes_of(near_ranks, boxes, table[:, 7].astype(np.int64))
+        ranks = [int(r) for r in near_ranks if box_distance(boxes, theirs[r]).min() <= h]
         if self.comm.allreduce(ranks != self.neighbours.ranks, op=MPI.LOR):
             self.neighbours.free()
             self.neighbours = Neighbours(self.comm, ranks, self.traffic)
-        near = [np.hstack([lo, hi])[boxes_within(lo, hi, everyone[r][0],
-                                                 everyone[r][1] + margin)]
+        near = [np.hstack([lo, hi])[boxes_within(lo, hi, theirs[r], table[r, 6] + margin)]
                 for r in self.neighbours.ranks]
         theirs, per_rank = self.neighbours.exchange(
             np.concatenate(near) if near else np.zeros((0, 6)),
@@ -572,6 +574,25 @@ class Contact:
         first = np.concatenate([[0], np.cumsum(per_rank)])
         near_each = faces_near_boxes(centre, radius, len(radius), theirs, first, margin)
         return [np.nonzero(near)[0] for near in near_each]
+
+    def _boxes_of(self, ranks: np.ndarray, boxes: np.ndarray,
+                  counts: np.ndarray) -> dict[int, np.ndarray]:
+        """The boxes of each of ``ranks`` (ascending; counts: every rank's number of
+        boxes), which get mine in return: one Alltoallv in which only these pairs send (the
+        relation near_holding_boxes draws is symmetric; collective)."""
+        size = self.comm.size
+        send_counts = np.zeros(size, dtype=np.int64)
+        send_counts[ranks] = boxes.size
+        recv_counts = np.zeros(size, dtype=np.int64)
+        recv_counts[ranks] = 6 * counts[ranks]
+        received = np.empty(int(recv_counts.sum()))
+        send = np.ascontiguousarray(np.tile(boxes.ravel(), len(ranks)))
+        self.comm.Alltoallv([send, (send_counts, None), MPI.DOUBLE],
+                            [received, (recv_counts, None), MPI.DOUBLE])
+        self.renewal_traffic.add(send.nbytes, received.nbytes)
+        first = np.concatenate([[0], np.cumsum(recv_counts[ranks])])
+        return {int(r): received[first[i]:first[i + 1]].reshape(-1, 6)
+                for i, r in enumerate(ranks)}
 
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
