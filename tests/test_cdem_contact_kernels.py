@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from solver.cdem.contact.detect import (HOLDING_WIDTH, _box_grid_cells, box_distance,
+from solver.cdem.contact.detect import (HOLDING_WIDTH, _box_grid_cells, boxes_meet,
                                         boxes_within, element_boxes, face_spheres,
                                         faces_near_boxes, find_candidates, holding_row,
                                         local_faces, near_holding_boxes, surface_boxes)
@@ -299,12 +299,20 @@ def test_surface_boxes_are_the_unions_of_the_element_boxes_binned_by_centre():
     assert surface_boxes(lo[:0], hi[:0]).shape == (0, 6)
 
 
+def box_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance between every box of a (m, 6) and every box of b (k, 6), (m, k)."""
+    gap = np.maximum(0.0, np.maximum(a[:, None, :3] - b[None, :, 3:],
+                                     b[None, :, :3] - a[:, None, 3:]))
+    return np.sqrt((gap ** 2).sum(axis=2))
+
+
 @pytest.mark.parametrize("ranks, spread, h", [(2, 3.0, 0.5), (9, 6.0, 0.7), (40, 20.0, 1.5),
                                                (40, 0.5, 0.0), (120, 40.0, 2.0)])
 def test_ranks_near_by_holding_box_include_every_rank_near_by_its_boxes(ranks, spread, h):
     """The renewal's first test (near_holding_boxes on holding_row of every rank) keeps
-    every pair whose boxes come within h, on clusters of boxes touching at their corners
-    and faces (distance 0 and h exactly) and on ranks with no box, and it is symmetric."""
+    every rank whose boxes meet the rank's own within h (boxes_meet, the box distance),
+    on clusters of boxes touching at their corners and faces (distance 0 and h exactly) and
+    on ranks with no box, and it is symmetric."""
     rng = np.random.default_rng(ranks)
     sets = []
     for r in range(ranks):
@@ -317,8 +325,12 @@ def test_ranks_near_by_holding_box_include_every_rank_near_by_its_boxes(ranks, s
     for me in range(ranks):
         kept = near_holding_boxes(table, me, h)
         assert np.all(np.diff(kept) > 0) and me not in kept
-        wanted = {r for r in range(ranks) if r != me and len(sets[r]) and len(sets[me])
-                  and box_distance(sets[me], sets[r]).min() <= h}
+        wanted = {r for r in range(ranks) if r != me and boxes_meet(sets[me], sets[r], h)}
+        for r in range(ranks):
+            if len(sets[r]) and len(sets[me]):
+                gap = box_distance(sets[me], sets[r]).min()
+                if abs(gap - h) > 1e-9:
+                    assert boxes_meet(sets[me], sets[r], h) == (gap < h)
         assert wanted <= set(kept.tolist())
         assert all(len(sets[r]) for r in kept)
         assert len(sets[me]) or len(kept) == 0

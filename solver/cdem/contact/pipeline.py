@@ -54,7 +54,7 @@ from mpi4py import MPI
 
 from solver.cdem import tally
 from solver.cdem.bodies import Bodies
-from solver.cdem.contact.detect import (HOLDING_WIDTH, box_distance, boxes_within,
+from solver.cdem.contact.detect import (HOLDING_WIDTH, boxes_meet, boxes_within,
                                         carried_faces, element_boxes, face_spheres,
                                         faces_near_boxes, find_candidates, holding_row,
                                         local_faces, moved_beyond, near_holding_boxes,
@@ -562,7 +562,7 @@ class Contact:
         h = float(table[:, 6].max()) + margin
         near_ranks = near_holding_boxes(table, self.comm.rank, h)
         theirs = self._boxes_of(near_ranks, boxes, table[:, 7].astype(np.int64))
-        ranks = [int(r) for r in near_ranks if box_distance(boxes, theirs[r]).min() <= h]
+        ranks = [int(r) for r in near_ranks if boxes_meet(boxes, theirs[r], h)]
         if self.comm.allreduce(ranks != self.neighbours.ranks, op=MPI.LOR):
             self.neighbours.free()
             self.neighbours = Neighbours(self.comm, ranks, self.traffic)
