@@ -159,21 +159,36 @@ class GluedBodies:
 
 def _owner_sums(comm, label, owner, crossing, part, any_held) -> np.ndarray:
     """Body masses (inf: held): components within this rank alone sum here; those that
-    cross partitions send their partial sums to the owner, which returns the totals."""
+    cross partitions send their partial sums to the owner, which returns the totals (an
+    Alltoall of one count per rank, then two Alltoallv in which only the ranks that share
+    bodies send: a rank's messages follow the ranks its bodies reach, not the rank count).
+    Rows travel as doubles (label, partial mass, held): labels are global element ids,
+    below 2^53, so exact. The partial masses lie on the grid of the module docstring, so
+    their sum is exact in any order."""
     total = np.where(any_held, np.inf, part)
-    send = [[] for _ in range(comm.size)]
-    for c in np.nonzero(crossing)[0]:
-        send[owner[c]].append((int(label[c]), float(part[c]), bool(any_held[c])))
-    received = comm.alltoall(send)
-    sums: dict[int, list] = {}
-    for rows in received:
-        for lab, m, h in rows:
-            entry = sums.setdefault(lab, [0.0, False])
-            entry[0] += m
-            entry[1] |= h
-    back = [[(lab, sums[lab][0], sums[lab][1]) for lab, _, _ in rows] for rows in received]
-    answers = {lab: (m, h) for rows in comm.alltoall(back) for lab, m, h in rows}
-    for c in np.nonzero(crossing)[0]:
-        m, h = answers[int(label[c])]
-        total[c] = np.inf if h else m
+    mine = np.nonzero(crossing)[0]
+    mine = mine[np.argsort(owner[mine], kind="stable")]
+    send_counts = np.bincount(owner[mine], minlength=comm.size).astype(np.int64)
+    recv_counts = np.empty(comm.size, dtype=np.int64)
+    comm.Alltoall([send_counts, MPI.INT64_T], [recv_counts, MPI.INT64_T])
+    rows = np.column_stack([label[mine], part[mine], any_held[mine]]).astype(np.float64)
+    received = _rows_alltoallv(comm, rows, send_counts, recv_counts)
+    labels, at = np.unique(received[:, 0], return_inverse=True)
+    sums = np.zeros(len(labels))
+    held = np.zeros(len(labels), dtype=bool)
+    np.add.at(sums, at, received[:, 1])
+    np.logical_or.at(held, at, received[:, 2] > 0.0)
+    answers = np.column_stack([sums[at], held[at]]).astype(np.float64)
+    back = _rows_alltoallv(comm, answers, recv_counts, send_counts)
+    total[mine] = np.where(back[:, 1] > 0.0, np.inf, back[:, 0])
     return total
+
+
+def _rows_alltoallv(comm, rows, send_counts, recv_counts) -> np.ndarray:
+    """Rows (n, w) of doubles, send_counts[r] of them (consecutive, by rank) to rank r;
+    returns the rows received, by rank."""
+    width = rows.shape[1]
+    out = np.empty((int(recv_counts.sum()), width))
+    comm.Alltoallv([np.ascontiguousarray(rows), (width * send_counts, None), MPI.DOUBLE],
+                   [out, (width * recv_counts, None), MPI.DOUBLE])
+    return out
