@@ -55,7 +55,22 @@ G = k_G E^(2/3) and bytes = k_B E^(2/3) (the surface law; k_G and k_B the larges
 over the ranks of the point with the most ranks, the nearest to the interior parts of a
 large partition), messages = m min(p - 1, 26) (m the measured messages per neighbour and
 step; an interior part of a 3D partition has at most 26 neighbours), and its strong-scaling
-efficiency T(1) / (p T(p)) with T = work + comm.
+efficiency T(1) / (p T(p)) with T = work + comm + renewals.
+
+Renewals (none among the timed steps): a fragmenting mass renews its contact search at a
+fraction phi of its steps (``--renewals-per-step``; 0.40 in the Jiweishan level-7 runout,
+where springs break at most steps and each break brings a partial renewal). Per renewal,
+
+    renewal = (RENEWAL_NEIGHBOUR_MESSAGES n + RENEWAL_COLLECTIVES ceil(log2 p)) L
+              + (2 G w + 64 p + 8 p ceil(log2 p) + SURFACE_BOXES 48 n) / B + search(p)
+
+with n the neighbours, G w the ghost rows (GHOST_WIDTH doubles each) twice over (a partial
+renewal gathers its ghosts from KEPT_REACH times the margin), the Allgather of one 64-byte
+row per rank, the Alltoall of one count per rank (Bruck's algorithm), the surface boxes
+sent to the ranks near by holding box, and search(p) the rank's own neighbour search timed
+here on p simulated parts of N / p cubes (scripts/bench_renewal_ranks.py). The renewal's
+work per element (the candidate search, the ghost rows) is left out: it divides over the
+ranks as the step's work does, so leaving it out lowers the efficiencies.
 """
 
 from __future__ import annotations
@@ -70,12 +85,23 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from bench_renewal_ranks import measure
 from scipy.optimize import nnls
+
+from solver.cdem.contact.exchange import GHOST_WIDTH
 
 ROOT = Path(__file__).resolve().parents[1]
 THREADS = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 MAX_NEIGHBOURS = 26
 REDUCTIONS_PER_STEP = 2          # solver.cdem.timeloop.TimeLoop.one_step's two allreduces
+#: Messages to each neighbour per renewal (solver.cdem.contact.pipeline.Contact
+#: ._exchange_ghosts): the surface boxes' Alltoallv, the near boxes' counts and rows, the
+#: ghost rows' counts and rows, the ghosts' first increments, the body sums' labels.
+RENEWAL_NEIGHBOUR_MESSAGES = 7
+#: Collectives per renewal, ceil(log2 p) latencies each: the Allgather of holding rows, the
+#: allreduce of changed neighbours, the body sums' two allreduces and Alltoall of counts.
+RENEWAL_COLLECTIVES = 5
+SURFACE_BOXES = 64               # solver.cdem.contact.detect.surface_boxes, at most
 
 
 def usable_cores() -> int:
@@ -211,10 +237,22 @@ def check_model(model: dict, points: list[dict]) -> list[dict]:
     return out
 
 
+def renewal_comm(p: int, neighbours: int, ghosts: float, latency: float,
+                 bandwidth: float) -> float:
+    """The exchanges of one renewal on p ranks (module docstring), without the search."""
+    rounds = math.ceil(math.log2(p))
+    sent = (2 * ghosts * GHOST_WIDTH * 8 + 64 * p + 8 * p * rounds
+            + SURFACE_BOXES * 48 * neighbours)
+    return ((RENEWAL_NEIGHBOUR_MESSAGES * neighbours + RENEWAL_COLLECTIVES * rounds) * latency
+            + sent / bandwidth)
+
+
 def project(model: dict, n_elements: int, ranks: list[int], latency: float,
-            bandwidth: float, records_per_element: float, ghost_factor: float = 1.0) -> list:
+            bandwidth: float, records_per_element: float, renewals_per_step: float,
+            ghost_factor: float = 1.0, search=None) -> list:
     """Projected step of ``n_elements`` balanced over each rank count (module docstring);
-    ``ghost_factor`` scales the ghosts and bytes of the surface law."""
+    ``ghost_factor`` scales the ghosts and bytes of the surface law; ``search(p, e)`` the
+    seconds of one rank's neighbour search at a renewal (0 where not given)."""
     rho = records_per_element
     alone = float(predict_work(model, n_elements, rho * n_elements, 0.0)[0])
     out = []
@@ -222,14 +260,26 @@ def project(model: dict, n_elements: int, ranks: list[int], latency: float,
         e = n_elements / p
         surface = 0.0 if p == 1 else ghost_factor * e ** (2 / 3)
         ghosts, sent = model["k_ghosts"] * surface, model["k_bytes"] * surface
-        messages = model["messages_per_neighbour"] * min(p - 1, MAX_NEIGHBOURS)
+        neighbours = min(p - 1, MAX_NEIGHBOURS)
+        messages = model["messages_per_neighbour"] * neighbours
         work = float(predict_work(model, e, rho * e, ghosts)[0])
         comm = ((messages + REDUCTIONS_PER_STEP * math.ceil(math.log2(p))) * latency
                 + sent / bandwidth)
+        searched = search(p, e) if search and p > 1 else 0.0
+        renewal = renewals_per_step * (renewal_comm(p, neighbours, ghosts, latency, bandwidth)
+                                       + searched) if p > 1 else 0.0
         out.append({"ranks": p, "elements": e, "records": rho * e, "ghosts": ghosts,
                     "bytes_per_step": sent, "messages_per_step": messages, "work_s": work,
-                    "comm_s": comm, "efficiency": alone / (p * (work + comm))})
+                    "comm_s": comm, "search_s": searched, "renewal_s": renewal,
+                    "efficiency": alone / (p * (work + comm + renewal)),
+                    "efficiency_without_renewals": alone / (p * (work + comm))})
     return out
+
+
+def neighbour_search_s(p: int, elements_per_rank: float) -> float:
+    """One rank's neighbour search at a renewal on p parts (scripts/bench_renewal_ranks.py),
+    timed here."""
+    return measure(p, max(1, round(elements_per_rank)), repeat=3)["holding_ms"] * 1e-3
 
 
 def markdown(header: list[str], rows: list[list]) -> str:
@@ -280,19 +330,24 @@ def model_report(model: dict, points: list[dict], args) -> str:
         return "\n".join(lines + ["", "no point on several ranks: no projection"])
     rho = args.records_per_element or model["records_per_element"]
     runs = [project(model, args.project_elements, args.project_ranks, args.latency,
-                    args.bandwidth, rho, ghost_factor=f) for f in (1.0, 2.0)]
+                    args.bandwidth, rho, args.renewals_per_step, ghost_factor=f,
+                    search=neighbour_search_s) for f in (1.0, 2.0)]
     lines += ["", f"surface law: ghosts = {model['k_ghosts']:.3g} E^(2/3), bytes sent = "
               f"{model['k_bytes']:.3g} E^(2/3) per step; "
               f"{model['messages_per_neighbour']:.3g} messages per neighbour and step",
               f"projection: {args.project_elements} elements, {rho:.3g} records per element, "
-              f"L = {args.latency * 1e6:.3g} us, B = {args.bandwidth / 1e9:.3g} GB/s", "",
+              f"L = {args.latency * 1e6:.3g} us, B = {args.bandwidth / 1e9:.3g} GB/s, "
+              f"{args.renewals_per_step:.3g} renewals per step", "",
               markdown(["ranks", "elements/rank", "records/rank", "ghosts/rank",
-                        "bytes/step", "messages/step", "work s", "exchange s", "efficiency",
-                        "efficiency, ghosts x2"],
+                        "bytes/step", "messages/step", "work s", "exchange s",
+                        "neighbour search s", "renewals s/step", "efficiency",
+                        "efficiency without renewals", "efficiency, ghosts x2"],
                        [[r["ranks"], round(r["elements"]), round(r["records"]),
                          round(r["ghosts"]), round(r["bytes_per_step"]),
                          round(r["messages_per_step"]), r["work_s"], r["comm_s"],
-                         r["efficiency"], two["efficiency"]] for r, two in zip(*runs)])]
+                         r["search_s"], r["renewal_s"], r["efficiency"],
+                         r["efficiency_without_renewals"], two["efficiency"]]
+                        for r, two in zip(*runs)])]
     return "\n".join(lines)
 
 
@@ -313,6 +368,9 @@ def parse(argv):
     ap.add_argument("--bandwidth", type=float, default=12e9, help="network bandwidth [B/s]")
     ap.add_argument("--project-elements", type=int, default=210_794)
     ap.add_argument("--project-ranks", type=int, nargs="+", default=[16, 64, 256, 1024])
+    ap.add_argument("--renewals-per-step", type=float, default=0.40,
+                    help="renewals per step of the projected run (default: the Jiweishan "
+                         "level-7 runout's)")
     ap.add_argument("--records-per-element", type=float,
                     help="contact records per element of the projected mesh (default: the "
                          "largest measured heap's)")

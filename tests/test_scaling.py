@@ -30,3 +30,4 @@ def test_scaling_harness_writes_both_points(tmp_path):
     assert all(r["bytes_sent_per_step"] > 0 and r["messages_per_step"] > 0 for r in two)
     assert report["host"]["cores"] >= 1 and report["host"]["git_commit"]
     assert "| strong | 2 |" in proc.stdout and "relative error" in proc.stdout
+    assert "renewals s/step" in proc.stdout
