@@ -30,9 +30,10 @@ Ghost faces, in two levels at every renewal:
    elements (``holding_row``; an Allgather of 64 B per rank). With h = Rmax + margin (Rmax
    the largest over all ranks), ranks whose holding boxes come within h of each other
    (``near_holding_boxes``) send each other their boxes, and those whose boxes come within
-   h of each other (``boxes_meet``) are neighbours, a symmetric relation every rank evaluates alike. A box
-   lies in its holding box, so no pair of neighbours is lost to the first test, and a
-   rank's work and messages follow the ranks near it rather than the rank count;
+   h of each other (``boxes_meet``) are neighbours, a symmetric relation every rank
+   evaluates alike. A box lies in its holding box, so no pair of neighbours is lost to the
+   first test, and a rank's work and messages follow the ranks near it rather than the
+   rank count;
 2. each rank sends each neighbour the bounding boxes of its active elements within
    R_n + margin of the neighbour's boxes (R_n the neighbour's own largest face radius: no
    face of it reaches farther; ``boxes_within``), and gets back the elements with a face
