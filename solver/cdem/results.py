@@ -6,7 +6,7 @@ PRESTEP_UNITS = {"solver": "-", "unknowns": "-", "linear_iterations": "-",
                  "seconds": "s"}
 
 STAGE_UNITS = {"name": "-", "steps": "-", "dt": "s", "end": "-", "unbalance_ratio": "-",
-               "converged": "-", "prestep": PRESTEP_UNITS}
+               "renewals": "-", "converged": "-", "prestep": PRESTEP_UNITS}
 
 CONTACT_UNITS = {"semi_springs": "-", "in_compression": "-", "sticking": "-", "sliding": "-",
                  "renewals": "-", "candidate_checks": "-", "types_seen": "-",

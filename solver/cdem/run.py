@@ -176,6 +176,8 @@ def _run_partition(case: Case, ctx: RunContext, repartition: bool = False) -> Ru
         progress = ctx.progress(stage.duration if timed else stage.max_steps,
                                 label=f"{stage.name}:", start_at=start_at)
         start_step = loop.step - (clock.steps if clock is not None else 0)
+        if model.contact is not None and clock is None:
+            run_state["renewals_at_stage_start"] = model.contact.renewals
         loop.set_step(control.step(stage.damping_terms))
         prestep = (implicit_prestep(comm, loop, stage, f"{where}: stages[{k}].prestep")
                    if stage.prestep == "implicit" and clock is None else None)
@@ -191,6 +193,9 @@ def _run_partition(case: Case, ctx: RunContext, repartition: bool = False) -> Ru
         stage_result = {"name": stage.name, "steps": loop.step - start_step,
                         "dt": [loop.clock.dt_min, loop.clock.dt_max],
                         "end": reason, "unbalance_ratio": loop.unbalance}
+        if "renewals_at_stage_start" in run_state:
+            stage_result["renewals"] = (model.contact.renewals
+                                        - run_state["renewals_at_stage_start"])
         if prestep is not None:
             stage_result["prestep"] = prestep
         if stage.kind == "relax":
