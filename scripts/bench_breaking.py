@@ -10,7 +10,8 @@ up and goes on breaking (BLOCK 2, T 5, C 50: some 40 springs break in most steps
 Every step that breaks a spring changes the glue (the glue table, the bodies, the new
 contact records) and the next one renews the potential targets of the faces set free (a
 partial renewal). Rank 0 prints, for the timed steps, the mean time per step and per part
-(the largest over the ranks), and the counts:
+(the largest over the ranks), and the counts (records at the end; ghost elements after a
+ghost exchange, the mean over the exchanges of the rank with the most):
 
     mpiexec -n 2 python scripts/bench_breaking.py [W] [STEPS] [T_PA] [C_PA] [BLOCK]
 
@@ -74,6 +75,21 @@ def _timed(seconds: dict, obj, name: str, label: str) -> None:
     setattr(obj, name, wrapper)
 
 
+def _ghosts_counted(contact) -> list[int]:
+    """The ghost elements a rank holds after each of its ghost exchanges, appended to the
+    list returned as they happen."""
+    counts = []
+    exchange = contact._exchange_ghosts
+
+    def counted(*args, **kwargs):
+        out = exchange(*args, **kwargs)
+        counts.append(len(contact.mesh.gid) - contact.mesh.n_own)
+        return out
+
+    contact._exchange_ghosts = counted
+    return counts
+
+
 def main(w: int, steps: int, tensile: float, cohesion: float, block: int) -> None:
     comm = MPI.COMM_WORLD
     cfg, mesh = breaking_column(w, tensile, cohesion, block)
@@ -86,6 +102,7 @@ def main(w: int, steps: int, tensile: float, cohesion: float, block: int) -> Non
         _timed(seconds, model.contact, name, name)
     _timed(seconds, model.contact.own, "bodies", "bodies")
     _timed(seconds, model.interfaces, "glued_neighbours", "glued_neighbours")
+    exchanged = _ghosts_counted(model.contact)
     broken = breaking = 0
     comm.Barrier()
     start = time.perf_counter()
@@ -98,10 +115,12 @@ def main(w: int, steps: int, tensile: float, cohesion: float, block: int) -> Non
              for k in (*PARTS, "bodies", "glued_neighbours")}
     contact = comm.allreduce(loop.contact_seconds, op=MPI.MAX)
     records = comm.allreduce(len(model.contact.semi_springs) + len(model.contact.semi_edges))
+    ghosts = comm.allreduce(float(np.mean(exchanged)) if exchanged else 0.0, op=MPI.MAX)
     if comm.rank == 0:
         print(f"{model.n_cells_global} elements on {comm.size} rank(s), {steps} steps: "
               f"{breaking} broke springs ({broken} in all); {records} contact records at the "
-              f"end; {1e3 * wall / steps:.1f} ms/step, contact {1e3 * contact / steps:.1f}")
+              f"end, {ghosts:.0f} ghost elements per exchange (mean; the busiest rank's); "
+              f"{1e3 * wall / steps:.1f} ms/step, contact {1e3 * contact / steps:.1f}")
         for name, t in sorted(parts.items(), key=lambda kv: -kv[1]):
             print(f"  {name:20s} {1e3 * t / steps:8.2f} ms/step  {100 * t / wall:5.1f} %")
 
