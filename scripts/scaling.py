@@ -65,7 +65,7 @@ where springs break at most steps and each break brings a partial renewal). Per 
               + (2 G w + 64 p + 8 p ceil(log2 p) + SURFACE_BOXES 48 n) / B + search(p)
 
 with n the neighbours, G w the ghost rows (w = 8 GHOST_WIDTH bytes each) twice over (a
-partial renewal gathers its ghosts from KEPT_REACH times the margin), the Allgather of one
+partial renewal gathers its ghosts from up to KEPT_REACH times the margin), the Allgather of one
 64-byte row per rank, the Alltoall of one count per rank (at most its bytes in each of
 Bruck's log2 p rounds), the surface boxes sent to the ranks near by holding box, and search(p) the rank's own neighbour search timed
 here on p simulated parts of N / p cubes (scripts/bench_renewal_ranks.py). The renewal's
@@ -99,9 +99,10 @@ REDUCTIONS_PER_STEP = 2          # solver.cdem.timeloop.TimeLoop.one_step's two 
 #: ._exchange_ghosts): the surface boxes' Alltoallv, the near boxes' counts and rows, the
 #: ghost rows' counts and rows, the ghosts' first increments, the body sums' labels.
 RENEWAL_NEIGHBOUR_MESSAGES = 7
-#: Collectives per renewal, ceil(log2 p) latencies each: the Allgather of holding rows, the
-#: allreduce of changed neighbours, the body sums' two allreduces and Alltoall of counts.
-RENEWAL_COLLECTIVES = 5
+#: Collectives per renewal, ceil(log2 p) latencies each: the allreduce of the largest move
+#: (the ghosts' reach), the Allgather of holding rows, the allreduce of changed neighbours,
+#: the body sums' two allreduces and Alltoall of counts.
+RENEWAL_COLLECTIVES = 6
 SURFACE_BOXES = 64               # solver.cdem.contact.detect.surface_boxes, at most
 
 

@@ -687,13 +687,16 @@ def carried_faces(faces, elem_at, out):
 
 
 @njit(cache=True)
-def moved_beyond(x, x_renewal, base, n_own, limit):
-    """Whether a node of the own contact elements moved more than ``limit`` in any
-    coordinate since the last renewal (x_renewal holds their 8 nodes each, in order)."""
+def largest_move(x, x_renewal, base, n_own):
+    """The largest move of a node of the own contact elements in any coordinate since the
+    last renewal (x_renewal holds their 8 nodes each, in order; nan rows, of elements
+    active since, count as not moved)."""
+    largest = 0.0
     for c in range(n_own):
         b = base[c]
         for a in range(8):
             for k in range(3):
-                if abs(x[b + a, k] - x_renewal[8 * c + a, k]) > limit:
-                    return True
-    return False
+                move = abs(x[b + a, k] - x_renewal[8 * c + a, k])
+                if move > largest:
+                    largest = move
+    return largest

@@ -57,7 +57,7 @@ from solver.cdem.bodies import Bodies
 from solver.cdem.contact.detect import (HOLDING_WIDTH, boxes_meet, boxes_within,
                                         carried_faces, element_boxes, face_spheres,
                                         faces_near_boxes, find_candidates, holding_row,
-                                        local_faces, moved_beyond, near_holding_boxes,
+                                        largest_move, local_faces, near_holding_boxes,
                                         surface_boxes)
 from solver.cdem.contact.exchange import (EDGE_EDGE, EDGE_FACE, FACE_FACE, GHOST_WIDTH,
                                           VERTEX_FACE, BodySums, GhostElements, ShareBuffers,
@@ -78,13 +78,21 @@ from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 from solver.contact_laws.register import LawChoice, kernel_laws
 from solver.exact_sum import exact_grid, on_grid
 
-#: Ghosts that hold every kept potential target come from a search KEPT_REACH times the
-#: margin wide. A target was within the margin of its semi-spring when found, at the last
-#: renewal or at a partial one after it; since the last renewal no node moved more than
-#: half the margin in any coordinate (sqrt(3)/2 margin in all), so since the target was
-#: found the point and the face's nodes each moved at most sqrt(3) margin: the gap grew
-#: by at most 2 sqrt(3) margin, to under 4.5 margins.
+#: Ghosts that hold every kept potential target come from a search kept_reach wide, at
+#: most KEPT_REACH times the margin. A target was within the margin of its semi-spring
+#: when found, at the last renewal or at a partial one after it. If since the last renewal
+#: no node moved more than D in any coordinate (sqrt(3) D in all; D at most half the
+#: margin, or a renewal is due), then since the target was found the point and the face's
+#: nodes each moved at most 2 sqrt(3) D: the gap grew by at most 4 sqrt(3) D (6.9 D), to
+#: under 4.5 margins.
 KEPT_REACH = 5.0
+
+
+def kept_reach(margin: float, moved: float) -> float:
+    """The reach of the ghosts of a partial renewal: margin + 8 D, D (``moved``) the largest
+    move of any node in any coordinate since the last renewal (the bound of KEPT_REACH with
+    its room, 8 D against 6.9 D; KEPT_REACH margins at D = margin / 2)."""
+    return margin + (KEPT_REACH - 1.0) * min(1.0, 2.0 * moved / margin) * margin
 
 #: The checkpoint tables of the loaded records (dashpot force not zero) of each kind: last
 #: step's weights, target nodes (global) and normal, which the first step after a restart
@@ -183,6 +191,7 @@ class Contact:
                         "frames": GrowingRows((FRAME_WIDTH,)), "centroid": GrowingRows((3,)),
                         "centre": GrowingRows((3,)), "radius": GrowingRows()}
         self.x_renewal = None
+        self.moved = 0.5 * params.margin
         self.pending = None
         self.glued = None
         largest = float(np.max(own.k_n * own.face_area, initial=0.0))
@@ -331,11 +340,13 @@ class Contact:
 
     def needs_renewal(self, x: np.ndarray) -> bool:
         """Whether an own node moved more than half the margin since the last renewal
-        (elements active since then hold NaN positions and count as not moved)."""
+        (elements active since then hold NaN positions and count as not moved); the
+        largest move since the renewal is kept for the next partial renewal's reach."""
         if self.x_renewal is None:
             return True
-        return moved_beyond(x, self.x_renewal, self.mesh.base, self.mesh.n_own,
-                            0.5 * self.params.margin)
+        move = largest_move(x, self.x_renewal, self.mesh.base, self.mesh.n_own)
+        self.moved = max(self.moved, move)
+        return move > 0.5 * self.params.margin
 
     def _own_rows(self) -> np.ndarray:
         return (8 * self.own_active[:, None] + np.arange(8)).ravel()
@@ -423,6 +434,7 @@ class Contact:
         self._set_mesh(self.mesh.on_nodes(x, du))
         self.renewals += 1
         self.steps_since_renewal = 0
+        self.moved = 0.0
         self._exchange_ghosts(x, du, self.params.margin)
         face_frames(self.packed_mesh)
         centre, radius = self._face_spheres()
@@ -437,12 +449,13 @@ class Contact:
 
     def renew_fresh(self, x: np.ndarray, du: np.ndarray) -> None:
         """The partial renewal after springs broke (module docstring; collective): new
-        ghosts, from a search with KEPT_REACH times the margin so that every kept target is
-        among them, and new potential targets for the semi-springs on fresh faces and those
-        within reach of one."""
+        ghosts, from a search kept_reach wide (the largest move since the last renewal over
+        all ranks) so that every kept target is among them, and new potential targets for
+        the semi-springs on fresh faces and those within reach of one."""
         self._set_mesh(self.mesh.on_nodes(x, du))
         self.renewals += 1
-        self._exchange_ghosts(x, du, KEPT_REACH * self.params.margin)
+        moved = self.comm.allreduce(self.moved, op=MPI.MAX)
+        self._exchange_ghosts(x, du, kept_reach(self.params.margin, moved))
         self.candidates = self._carried_candidates()
         face_frames(self.packed_mesh)
         centre, radius = self._face_spheres()
@@ -712,6 +725,7 @@ class Contact:
         self.renewals = scalars["renewals"]
         self.steps = scalars["steps"]
         self.steps_since_renewal = scalars["steps_since_renewal"]
+        self.moved = 0.5 * self.params.margin      # not kept: the bound that always holds
         self.max_overlap = scalars["max_overlap"]
         self.types_seen = set(scalars["types_seen"])
         self.checks = scalars["checks"] if self.comm.rank == 0 else 0
