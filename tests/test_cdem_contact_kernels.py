@@ -12,7 +12,7 @@ from solver.cdem.contact.frames import FRAME_WIDTH, face_frames
 from solver.cdem.contact.law import (DashpotBodies, book_carried_dashpot, contact_law,
                                      energy_tally)
 from solver.cdem.contact.mesh import ContactMesh
-from solver.cdem.contact.pipeline import ContactParams
+from solver.cdem.contact.pipeline import KEPT_REACH, ContactParams, kept_reach
 from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
                                          GrowingRows, renumber_target_nodes)
 from solver.cdem.contact.semi_edge import semi_edge_geometry
@@ -336,6 +336,19 @@ def test_ranks_near_by_holding_box_include_every_rank_near_by_its_boxes(ranks, s
         assert len(sets[me]) or len(kept) == 0
         near[me] = set(kept.tolist())
     assert all(me in near[r] for me in near for r in near[me])
+
+
+@pytest.mark.parametrize("margin", [1e-3, 0.25, 13.6])
+def test_the_ghosts_of_a_partial_renewal_reach_past_every_kept_targets_drift(margin):
+    """kept_reach covers the margin plus the gap's largest growth since a target was found,
+    4 sqrt(3) D for nodes that moved at most D in any coordinate since the renewal; it is
+    the margin alone without motion and KEPT_REACH margins at D = margin / 2, the most
+    before a renewal is due."""
+    moves = np.linspace(0.0, 0.5 * margin, 101)
+    reach = np.array([kept_reach(margin, d) for d in moves])
+    assert reach[0] == margin and reach[-1] == KEPT_REACH * margin
+    assert np.all(np.diff(reach) > 0.0)
+    assert np.all(reach >= margin + 4.0 * np.sqrt(3.0) * moves)
 
 
 def test_global_faces_map_back_to_the_contact_elements_holding_them():
