@@ -9,9 +9,9 @@ of p parts of ``--per-rank`` cubes, each part bounded by its surface boxes
 (``surface_boxes``, up to 64). It times, per rank and renewal (best of ``--repeat``):
 
 * ``holding``: what the solver does, near_holding_boxes on the table of every rank's
-  holding row (the Allgather's), then boxes_meet with the boxes of the ranks it keeps
+  holding row (the Allgather's), then boxes_within with the boxes of the ranks it keeps
   (the Alltoallv's);
-* ``all pairs``: boxes_meet with the boxes of every other rank, as if every rank's boxes
+* ``all pairs``: boxes_within with the boxes of every other rank, as if every rank's boxes
   were gathered: the work that grows with the rank count (the reference).
 
 and gives the bytes a rank receives for each, and the neighbours found (equal for both).
@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from solver.cdem.contact.detect import (boxes_meet, holding_row, near_holding_boxes,
+from solver.cdem.contact.detect import (boxes_within, holding_row, near_holding_boxes,
                                         surface_boxes)
 
 #: h = largest face radius of a unit cube + the search margin (solver.cdem.contact, 0.25 of
@@ -77,16 +77,19 @@ def measure(p: int, per_rank: int, repeat: int) -> dict:
     boxes = part_boxes(p, per_rank)
     table = np.array([holding_row(b, math.sqrt(0.5)) for b in boxes])
     me = int(np.argmin(np.linalg.norm(table[:, :3] - table[:, :3].mean(axis=0), axis=1)))
-    mine = boxes[me]
+    lo, hi = np.ascontiguousarray(boxes[me][:, :3]), np.ascontiguousarray(boxes[me][:, 3:])
+
+    def meet(r):
+        return len(boxes_within(lo, hi, boxes[r], REACH)) > 0
 
     def holding():
         near = near_holding_boxes(table, me, REACH)
-        return [int(r) for r in near if boxes_meet(mine, boxes[r], REACH)], near
+        return [int(r) for r in near if meet(r)], near
 
     def all_pairs():
-        return [r for r in range(p) if r != me and boxes_meet(mine, boxes[r], REACH)]
+        return [r for r in range(p) if r != me and meet(r)]
 
-    boxes_meet(mine, mine, REACH)
+    meet(me)
     t_hold, (found, near) = best_of(repeat, holding)
     t_all, found_all = best_of(repeat, all_pairs)
     if found != found_all:

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from solver.cdem.contact.detect import (HOLDING_WIDTH, _box_grid_cells, boxes_meet,
-                                        boxes_within, element_boxes, face_spheres,
+from solver.cdem.contact.detect import (HOLDING_WIDTH, _box_grid_cells, boxes_within,
+                                        element_boxes, face_spheres,
                                         faces_near_boxes, find_candidates, holding_row,
                                         local_faces, near_holding_boxes, surface_boxes)
 from solver.cdem.contact.exchange import UNSORTED, ShareBuffers, ordered_sums
@@ -310,7 +310,7 @@ def box_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                                                (40, 0.5, 0.0), (120, 40.0, 2.0)])
 def test_ranks_near_by_holding_box_include_every_rank_near_by_its_boxes(ranks, spread, h):
     """The renewal's first test (near_holding_boxes on holding_row of every rank) keeps
-    every rank whose boxes meet the rank's own within h (boxes_meet, the box distance),
+    every rank whose boxes meet the rank's own within h (boxes_within, the box distance),
     on clusters of boxes touching at their corners and faces (distance 0 and h exactly) and
     on ranks with no box, and it is symmetric."""
     rng = np.random.default_rng(ranks)
@@ -325,12 +325,14 @@ def test_ranks_near_by_holding_box_include_every_rank_near_by_its_boxes(ranks, s
     for me in range(ranks):
         kept = near_holding_boxes(table, me, h)
         assert np.all(np.diff(kept) > 0) and me not in kept
-        wanted = {r for r in range(ranks) if r != me and boxes_meet(sets[me], sets[r], h)}
+        lo, hi = sets[me][:, :3].copy(), sets[me][:, 3:].copy()
+        meets = [len(boxes_within(lo, hi, sets[r], h)) > 0 for r in range(ranks)]
+        wanted = {r for r in range(ranks) if r != me and meets[r]}
         for r in range(ranks):
             if len(sets[r]) and len(sets[me]):
                 gap = box_distance(sets[me], sets[r]).min()
                 if abs(gap - h) > 1e-9:
-                    assert boxes_meet(sets[me], sets[r], h) == (gap < h)
+                    assert meets[r] == (gap < h)
         assert wanted <= set(kept.tolist())
         assert all(len(sets[r]) for r in kept)
         assert len(sets[me]) or len(kept) == 0

@@ -25,6 +25,8 @@ import numpy as np
 from mpi4py import MPI
 from numba import njit
 
+from solver.cdem.halo import grouped_by_rank, to_ranks
+
 
 @dataclass
 class Bodies:
@@ -166,29 +168,15 @@ def _owner_sums(comm, label, owner, crossing, part, any_held) -> np.ndarray:
     below 2^53, so exact. The partial masses lie on the grid of the module docstring, so
     their sum is exact in any order."""
     total = np.where(any_held, np.inf, part)
-    mine = np.nonzero(crossing)[0]
-    mine = mine[np.argsort(owner[mine], kind="stable")]
-    send_counts = np.bincount(owner[mine], minlength=comm.size).astype(np.int64)
-    recv_counts = np.empty(comm.size, dtype=np.int64)
-    comm.Alltoall([send_counts, MPI.INT64_T], [recv_counts, MPI.INT64_T])
+    mine, send_counts, recv_counts = grouped_by_rank(comm, np.nonzero(crossing)[0], owner)
     rows = np.column_stack([label[mine], part[mine], any_held[mine]]).astype(np.float64)
-    received = _rows_alltoallv(comm, rows, send_counts, recv_counts)
+    received = to_ranks(comm, rows, send_counts, recv_counts)
     labels, at = np.unique(received[:, 0], return_inverse=True)
     sums = np.zeros(len(labels))
     held = np.zeros(len(labels), dtype=bool)
     np.add.at(sums, at, received[:, 1])
     np.logical_or.at(held, at, received[:, 2] > 0.0)
     answers = np.column_stack([sums[at], held[at]]).astype(np.float64)
-    back = _rows_alltoallv(comm, answers, recv_counts, send_counts)
+    back = to_ranks(comm, answers, recv_counts, send_counts)
     total[mine] = np.where(back[:, 1] > 0.0, np.inf, back[:, 0])
     return total
-
-
-def _rows_alltoallv(comm, rows, send_counts, recv_counts) -> np.ndarray:
-    """Rows (n, w) of doubles, send_counts[r] of them (consecutive, by rank) to rank r;
-    returns the rows received, by rank."""
-    width = rows.shape[1]
-    out = np.empty((int(recv_counts.sum()), width))
-    comm.Alltoallv([np.ascontiguousarray(rows), (width * send_counts, None), MPI.DOUBLE],
-                   [out, (width * recv_counts, None), MPI.DOUBLE])
-    return out

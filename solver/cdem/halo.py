@@ -120,3 +120,28 @@ class Halo:
         self.neighbours.alltoallv(self.recv_buf, self.recv_rows, self.send_buf,
                                   self.send_rows)
         values[self.send_idx] = self.send_buf
+
+
+def grouped_by_rank(comm, rows: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                        np.ndarray]:
+    """For rows (indices) bound for ranks ``rank[rows]``: (the rows in rank order, stable;
+    how many go to each rank; how many come from each), the counts by one Alltoall
+    (collective; a rank's messages then follow the ranks it sends to, :func:`to_ranks`)."""
+    rows = rows[np.argsort(rank[rows], kind="stable")]
+    send_counts = np.bincount(rank[rows], minlength=comm.size).astype(np.int64)
+    recv_counts = np.empty(comm.size, dtype=np.int64)
+    comm.Alltoall([send_counts, MPI.INT64_T], [recv_counts, MPI.INT64_T])
+    return rows, send_counts, recv_counts
+
+
+def to_ranks(comm, values: np.ndarray, send_counts: np.ndarray,
+             recv_counts: np.ndarray) -> np.ndarray:
+    """Rows of ``values`` (n, ...), send_counts[r] of them (consecutive, by rank) to rank r;
+    returns the rows received, by rank (one Alltoallv in which only the ranks with rows
+    send; collective)."""
+    values = np.ascontiguousarray(values)
+    width = int(np.prod(values.shape[1:], dtype=np.int64))
+    out = np.empty((int(recv_counts.sum()),) + values.shape[1:], dtype=values.dtype)
+    comm.Alltoallv([values, (width * send_counts, None)], [out, (width * recv_counts, None)])
+    return out
+

@@ -30,7 +30,7 @@ Ghost faces, in two levels at every renewal:
    elements (``holding_row``; an Allgather of 64 B per rank). With h = Rmax + margin (Rmax
    the largest over all ranks), ranks whose holding boxes come within h of each other
    (``near_holding_boxes``) send each other their boxes, and those whose boxes come within
-   h of each other (``boxes_meet``) are neighbours, a symmetric relation every rank
+   h of each other (``boxes_within``) are neighbours, a symmetric relation every rank
    evaluates alike. A box lies in its holding box, so no pair of neighbours is lost to the
    first test, and a rank's work and messages follow the ranks near it rather than the
    rank count;
@@ -151,36 +151,18 @@ def holding_row(boxes: np.ndarray, r_max: float) -> np.ndarray:
     return row
 
 
-@njit(cache=True)
-def boxes_meet(a, b, h):
-    """Whether some box of a (m, 6: lo, hi) lies within h of some box of b (k, 6), by the
-    squared distance (symmetric in a and b); it stops at the first such pair."""
-    for i in range(a.shape[0]):
-        for j in range(b.shape[0]):
-            d2 = 0.0
-            for k in range(3):
-                g = max(b[j, k] - a[i, 3 + k], a[i, k] - b[j, 3 + k], 0.0)
-                d2 += g * g
-            if d2 <= h * h:
-                return True
-    return False
-
-
 def near_holding_boxes(table: np.ndarray, me: int, h: float) -> np.ndarray:
     """The ranks (ascending) other than ``me`` whose holding box in ``table`` (p,
     HOLDING_WIDTH: holding_row of every rank) lies within h of mine, both holding boxes
-    bounding some box. The squared distance is boxes_meet's, term for term, and no larger
-    than that of any box of one rank from any box of the other, in floating point too (each
-    step of it rises with the per-axis gaps): the ranks kept include every rank whose boxes
-    meet mine."""
+    bounding some box: boxes_within's test, whose squared distance is no larger than that of
+    any box of one rank from any box of the other, in floating point too (each step of it
+    rises with the per-axis gaps), so the ranks kept include every rank with a box within h
+    of one of mine."""
     if table[me, 7] == 0:
         return np.zeros(0, dtype=np.int64)
-    g = np.maximum(np.maximum(table[:, :3] - table[me, 3:6], table[me, :3] - table[:, 3:6]),
-                   0.0)
-    near = g[:, 0] * g[:, 0] + g[:, 1] * g[:, 1] + g[:, 2] * g[:, 2] <= h * h
-    near &= table[:, 7] > 0
-    near[me] = False
-    return np.nonzero(near)[0]
+    near = boxes_within(np.ascontiguousarray(table[:, :3]), np.ascontiguousarray(table[:, 3:6]),
+                        np.ascontiguousarray(table[me:me + 1, :6]), h)
+    return near[(table[near, 7] > 0) & (near != me)]
 
 
 @njit(cache=True, inline="always")

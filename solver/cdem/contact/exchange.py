@@ -26,7 +26,7 @@ import numpy as np
 from mpi4py import MPI
 from numba import njit
 
-from solver.cdem.halo import Neighbours
+from solver.cdem.halo import Neighbours, grouped_by_rank, to_ranks
 from solver.mesh.topology import FACES
 
 #: gid, label, owner, body mass, node mass, omega (the ELEMENT_FIELDS), base row, 24
@@ -345,15 +345,9 @@ class BodySums:
         self.crossing = comm.allreduce(bool(theirs.any()), op=MPI.LOR)
         if not self.crossing:
             return
-        send_pos = np.nonzero(theirs)[0]
-        send_pos = send_pos[np.argsort(owner[send_pos], kind="stable")]
-        send_counts = np.bincount(owner[send_pos], minlength=comm.size).astype(np.int64)
-        recv_counts = np.empty(comm.size, dtype=np.int64)
-        comm.Alltoall([send_counts, MPI.INT64_T], [recv_counts, MPI.INT64_T])
-        outgoing = np.ascontiguousarray(labels[send_pos], dtype=np.int64)
-        incoming = np.empty(int(recv_counts.sum()), dtype=np.int64)
-        comm.Alltoallv([outgoing, (send_counts, None), MPI.INT64_T],
-                       [incoming, (recv_counts, None), MPI.INT64_T])
+        send_pos, send_counts, recv_counts = grouped_by_rank(comm, np.nonzero(theirs)[0], owner)
+        outgoing = labels[send_pos].astype(np.int64)
+        incoming = to_ranks(comm, outgoing, send_counts, recv_counts)
         if self.renewal_traffic is not None:
             self.renewal_traffic.add(outgoing.nbytes + send_counts.nbytes,
                                      incoming.nbytes + recv_counts.nbytes)

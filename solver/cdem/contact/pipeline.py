@@ -54,7 +54,7 @@ from mpi4py import MPI
 
 from solver.cdem import tally
 from solver.cdem.bodies import Bodies
-from solver.cdem.contact.detect import (HOLDING_WIDTH, boxes_meet, boxes_within,
+from solver.cdem.contact.detect import (HOLDING_WIDTH, boxes_within,
                                         carried_faces, element_boxes, face_spheres,
                                         faces_near_boxes, find_candidates, holding_row,
                                         largest_move, local_faces, near_holding_boxes,
@@ -574,12 +574,14 @@ class Contact:
                                  (self.comm.size - 1) * table[0].nbytes)
         h = float(table[:, 6].max()) + margin
         near_ranks = near_holding_boxes(table, self.comm.rank, h)
-        theirs = self._boxes_of(near_ranks, boxes, table[:, 7].astype(np.int64))
-        ranks = [int(r) for r in near_ranks if boxes_meet(boxes, theirs[r], h)]
+        their_boxes = self._boxes_of(near_ranks, boxes, table[:, 7].astype(np.int64))
+        box_lo, box_hi = np.ascontiguousarray(boxes[:, :3]), np.ascontiguousarray(boxes[:, 3:])
+        ranks = [int(r) for r in near_ranks
+                 if len(boxes_within(box_lo, box_hi, their_boxes[r], h))]
         if self.comm.allreduce(ranks != self.neighbours.ranks, op=MPI.LOR):
             self.neighbours.free()
             self.neighbours = Neighbours(self.comm, ranks, self.traffic)
-        near = [np.hstack([lo, hi])[boxes_within(lo, hi, theirs[r], table[r, 6] + margin)]
+        near = [np.hstack([lo, hi])[boxes_within(lo, hi, their_boxes[r], table[r, 6] + margin)]
                 for r in self.neighbours.ranks]
         theirs, per_rank = self.neighbours.exchange(
             np.concatenate(near) if near else np.zeros((0, 6)),
