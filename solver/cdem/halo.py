@@ -12,6 +12,10 @@ of the parent communicator calls each exchange (a rank without neighbours moves 
 * ``reverse_set(values)``: the ghost rows are sent back and written into the owners' rows
   (ghost -> owner); for the interface springs, the spring forces written into ghost node
   slots. Every row has one writer, so nothing is summed across ranks.
+
+Rows bound for ranks that need not be neighbours (the owners of bodies that cross
+partitions): :func:`grouped_by_rank` orders them by rank and exchanges the counts,
+:func:`to_ranks` sends them, only between the ranks that have rows for each other.
 """
 
 from __future__ import annotations
