@@ -65,12 +65,13 @@ where springs break at most steps and each break brings a partial renewal). Per 
               + (2 G w + 64 p + 8 p ceil(log2 p) + SURFACE_BOXES 48 n) / B + search(p)
 
 with n the neighbours, G w the ghost rows (w = 8 GHOST_WIDTH bytes each) twice over (a
-partial renewal gathers its ghosts from up to KEPT_REACH times the margin), the Allgather of one
-64-byte row per rank, the Alltoall of one count per rank (at most its bytes in each of
-Bruck's log2 p rounds), the surface boxes sent to the ranks near by holding box, and search(p) the rank's own neighbour search timed
-here on p simulated parts of N / p cubes (scripts/bench_renewal_ranks.py). The renewal's
-work per element (the candidate search, the ghost rows) is left out: it divides over the
-ranks as the step's work does, so leaving it out lowers the efficiencies.
+partial renewal gathers its ghosts from up to KEPT_REACH times the margin), the Allgather of
+one 64-byte row per rank, the Alltoall of one count per rank (at most its bytes in each of
+Bruck's log2 p rounds), the surface boxes sent to the ranks near by holding box, and
+search(p) the rank's own neighbour search timed here on p simulated parts of N / p cubes
+(scripts/bench_renewal_ranks.py). The renewal's work per element (the candidate search, the
+ghost rows) is left out: it divides over the ranks as the step's work does, so leaving it
+out lowers the efficiencies.
 """
 
 from __future__ import annotations

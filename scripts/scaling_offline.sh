@@ -20,7 +20,8 @@ OUT=${OUT:-out/scaling}
 export PYTHONUNBUFFERED=1
 set --
 if [ -d .whl ]; then
-    "$PYTHON" -m pip install -q --ignore-installed --no-index --no-deps --prefix /tmp/site .whl/*.whl
+    "$PYTHON" -m pip install -q --ignore-installed --no-index --no-deps --prefix /tmp/site \
+        .whl/*.whl
     version=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
     export PYTHONPATH="/tmp/site/lib/python$version/site-packages:$PWD${PYTHONPATH:+:$PYTHONPATH}"
     export LD_LIBRARY_PATH="/tmp/site/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -148,4 +148,3 @@ def to_ranks(comm, values: np.ndarray, send_counts: np.ndarray,
     out = np.empty((int(recv_counts.sum()),) + values.shape[1:], dtype=values.dtype)
     comm.Alltoallv([values, (width * send_counts, None)], [out, (width * recv_counts, None)])
     return out
-

@@ -72,7 +72,7 @@ from solver.cdem.contact.semi_edge import semi_edge_geometry
 from solver.cdem.contact.semi_spring import semi_spring_geometry
 from solver.cdem.contact.records import (N_CANDIDATES, SEMI_EDGE, SEMI_SPRING, ContactRecords,
                                          GrowingRows, open_rows, renumber_target_nodes)
-from solver.cdem.halo import Halo, Neighbours, Traffic
+from solver.cdem.halo import Halo, Neighbours, Traffic, to_ranks
 from solver.cdem.packed import pack
 from solver.contact_laws.laws import SLIP, STICK, damping_ratio_from_restitution
 from solver.contact_laws.register import LawChoice, kernel_laws
@@ -93,6 +93,7 @@ def kept_reach(margin: float, moved: float) -> float:
     move of any node in any coordinate since the last renewal (the bound of KEPT_REACH with
     its room, 8 D against 6.9 D; KEPT_REACH margins at D = margin / 2)."""
     return margin + (KEPT_REACH - 1.0) * min(1.0, 2.0 * moved / margin) * margin
+
 
 #: The checkpoint tables of the loaded records (dashpot force not zero) of each kind: last
 #: step's weights, target nodes (global) and normal, which the first step after a restart
@@ -595,19 +596,15 @@ class Contact:
         """The boxes of each of ``ranks`` (ascending; counts: every rank's number of
         boxes), which get mine in return: one Alltoallv in which only these pairs send (the
         relation near_holding_boxes draws is symmetric; collective)."""
-        size = self.comm.size
-        send_counts = np.zeros(size, dtype=np.int64)
-        send_counts[ranks] = boxes.size
-        recv_counts = np.zeros(size, dtype=np.int64)
-        recv_counts[ranks] = 6 * counts[ranks]
-        received = np.empty(int(recv_counts.sum()))
-        send = np.ascontiguousarray(np.tile(boxes.ravel(), len(ranks)))
-        self.comm.Alltoallv([send, (send_counts, None), MPI.DOUBLE],
-                            [received, (recv_counts, None), MPI.DOUBLE])
+        send_counts = np.zeros(self.comm.size, dtype=np.int64)
+        send_counts[ranks] = len(boxes)
+        recv_counts = np.zeros(self.comm.size, dtype=np.int64)
+        recv_counts[ranks] = counts[ranks]
+        send = np.tile(boxes, (len(ranks), 1))
+        received = to_ranks(self.comm, send, send_counts, recv_counts)
         self.renewal_traffic.add(send.nbytes, received.nbytes)
         first = np.concatenate([[0], np.cumsum(recv_counts[ranks])])
-        return {int(r): received[first[i]:first[i + 1]].reshape(-1, 6)
-                for i, r in enumerate(ranks)}
+        return {int(r): received[first[i]:first[i + 1]] for i, r in enumerate(ranks)}
 
     # -- checkpoint ------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
